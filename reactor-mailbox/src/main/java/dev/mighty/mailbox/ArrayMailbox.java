@@ -1,0 +1,54 @@
+package dev.mighty.mailbox;
+
+import static dev.mighty.mailbox.internal.RefArray.laRefElement;
+import static dev.mighty.mailbox.internal.RefArray.soRefElement;
+import static dev.mighty.mailbox.internal.RefArray.spRefElement;
+
+import dev.mighty.mailbox.internal.MailboxRing;
+
+/**
+ * The reference mailbox: a {@link MailboxRing} over an {@code Object[]} of {@code capacity} slots, a null slot
+ * meaning "not published". Many producers, or one when built single-producer (the claim is the same CAS;
+ * the single-producer contract only lets the caller rely on one sender's order). One consumer.
+ *
+ * @param <T> the message type
+ */
+final class ArrayMailbox<T> extends MailboxRing<T> implements Mailbox<T> {
+    private final Object[] buffer;
+
+    ArrayMailbox(int capacity, boolean singleProducer, String name) {
+        super(capacity, singleProducer, name);
+        this.buffer = new Object[this.capacity];
+    }
+
+    @Override
+    protected void validate(T msg) {
+        // any non-null reference is a message
+    }
+
+    @Override
+    protected void publish(long index, T msg) {
+        soRefElement(buffer, (int) (index & mask), msg); // pairs with laRefElement in poll() and isPublished()
+        signalConsumer();
+    }
+
+    @Override
+    protected boolean isPublished(long index) {
+        return laRefElement(buffer, (int) (index & mask)) != null;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public T poll() {
+        final Object[] buffer = this.buffer;
+        final long cIndex = lpConsumerIndex();
+        final int offset = (int) (cIndex & mask);
+        final Object e = laRefElement(buffer, offset); // pairs with soRefElement in publish()
+        if (e == null) {
+            return null;
+        }
+        spRefElement(buffer, offset, null);
+        soConsumerIndex(cIndex + 1); // frees the slot: pairs with lvConsumerIndex in claim()
+        return (T) e;
+    }
+}

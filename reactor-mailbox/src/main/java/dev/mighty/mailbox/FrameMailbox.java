@@ -1,0 +1,198 @@
+package dev.mighty.mailbox;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.function.Consumer;
+
+import dev.mighty.mailbox.internal.MailboxRing;
+
+/**
+ * A mailbox of {@link MessageFrame}s stored in a slab of {@link #capacity()} preallocated 64-byte slots,
+ * one cache line each: a 16-byte header (kind, length, correlation id) and 48 bytes of inline payload.
+ * Admission claims a slot and copies the descriptor into it; a larger payload (up to {@link #maxPayload()})
+ * goes to the slot's spill buffer, which the slot keeps and reuses for the next payload that fits, so a burst
+ * of same-size messages allocates nothing. A spill buffer over {@link #maxRetainedSpill()} bytes is dropped
+ * once its message is received, so memory stays within {@code capacity * (64 + maxRetainedSpill)} plus the
+ * payloads in flight.
+ *
+ * <h2>Zero-garbage paths</h2>
+ * {@link #trySend(int, long, ByteBuffer)} / {@link #send(int, long, ByteBuffer)} copy from a caller's buffer
+ * and {@link #tryRecvFrames} / {@link #recvFrames} hand the consumer a reused {@link FrameView}: after warm-up
+ * they allocate 0 bytes per message. The {@code Mailbox<MessageFrame>} methods allocate one frame per
+ * received message.
+ *
+ * <p>Threads, progress, visibility and close are as for every {@link Mailbox}: any thread sends, one
+ * consumer receives. A sender may reuse its array or buffer as soon as the send returns.
+ */
+public final class FrameMailbox implements Mailbox<MessageFrame> {
+    /** Bytes per slot: one cache line. */
+    public static final int SLOT_SIZE = FrameRing.SLOT_SIZE;
+    /** Bytes of header per slot: kind (4), length (4), correlation id (8). */
+    public static final int HEADER_SIZE = FrameRing.PAYLOAD_OFFSET;
+    /** Bytes of payload stored inline in the slot; larger payloads spill. */
+    public static final int INLINE_PAYLOAD = FrameRing.INLINE_PAYLOAD;
+    /** Default {@link #maxPayload()}: 1 MiB. */
+    public static final int DEFAULT_MAX_PAYLOAD = 1 << 20;
+    /** Default {@link #maxRetainedSpill()}: 4 KiB. */
+    public static final int DEFAULT_MAX_RETAINED_SPILL = 4 << 10;
+
+    static {
+        MailboxRing.installAccess(mailbox -> ((FrameMailbox) mailbox).ring);
+    }
+
+    private final FrameRing ring;
+
+    FrameMailbox(int capacity, int maxPayload, int maxRetainedSpill, boolean singleProducer, String name) {
+        this.ring = new FrameRing(capacity, maxPayload, maxRetainedSpill, singleProducer, name);
+    }
+
+    /**
+     * Sends a frame copied from {@code payload}'s position to its limit, without allocating; the buffer's
+     * position is left as it was.
+     *
+     * @return false if full
+     * @throws NullPointerException if {@code payload} is null
+     * @throws IllegalArgumentException if the payload is larger than {@link #maxPayload()} (nothing is admitted)
+     * @throws MailboxClosedException if closed
+     */
+    public boolean trySend(int kind, long correlationId, ByteBuffer payload) {
+        return ring.trySend(kind, correlationId, payload);
+    }
+
+    /**
+     * As {@link #trySend(int, long, ByteBuffer)}, parking while the mailbox is full.
+     *
+     * @throws InterruptedException if interrupted on entry or while parked; nothing is admitted
+     */
+    public void send(int kind, long correlationId, ByteBuffer payload) throws InterruptedException {
+        ring.send(kind, correlationId, payload, FrameRing.noDeadline());
+    }
+
+    /**
+     * As {@link #trySend(int, long, ByteBuffer)}, parking at most {@code timeout} while full.
+     *
+     * @return false if the timeout elapsed first
+     */
+    public boolean send(int kind, long correlationId, ByteBuffer payload, Duration timeout) throws InterruptedException {
+        return ring.send(kind, correlationId, payload, FrameRing.deadlineOf(timeout));
+    }
+
+    /**
+     * Hands up to {@code max} frames present now to {@code handler} through a reused {@link FrameView}, without
+     * allocating. Consumer only. Semantically similar to {@link #tryRecvMany} with a handler that receives a
+     * view instead of a frame; each slot is freed when the handler returns.
+     *
+     * @return how many frames were handled
+     * @throws IllegalArgumentException if {@code max} is negative
+     */
+    public int tryRecvFrames(FrameHandler handler, int max) {
+        return ring.tryRecvFrames(handler, max);
+    }
+
+    /**
+     * Parks until at least one frame is present, then as {@link #tryRecvFrames}. Consumer only.
+     *
+     * @return how many frames were handled; 0 once closed normally and drained
+     * @throws MailboxClosedException (with the cause) once closed exceptionally and drained
+     */
+    public int recvFrames(FrameHandler handler, int max) throws InterruptedException {
+        return ring.recvFrames(handler, max);
+    }
+
+    /** @return the largest payload accepted, in bytes */
+    public int maxPayload() {
+        return ring.maxPayload;
+    }
+
+    /** @return the largest spill buffer a slot keeps after its message is received, in bytes */
+    public int maxRetainedSpill() {
+        return ring.maxRetainedSpill;
+    }
+
+    /** @throws IllegalArgumentException if the payload is larger than {@link #maxPayload()} */
+    @Override
+    public boolean trySend(MessageFrame msg) {
+        return ring.trySend(msg);
+    }
+
+    @Override
+    public void send(MessageFrame msg) throws InterruptedException {
+        ring.send(msg);
+    }
+
+    @Override
+    public boolean send(MessageFrame msg, Duration timeout) throws InterruptedException {
+        return ring.send(msg, timeout);
+    }
+
+    @Override
+    public MessageFrame tryRecv() {
+        return ring.tryRecv();
+    }
+
+    @Override
+    public MessageFrame recv() throws InterruptedException {
+        return ring.recv();
+    }
+
+    @Override
+    public MessageFrame recv(Duration timeout) throws InterruptedException {
+        return ring.recv(timeout);
+    }
+
+    @Override
+    public int tryRecvMany(Consumer<? super MessageFrame> sink, int max) {
+        return ring.tryRecvMany(sink, max);
+    }
+
+    @Override
+    public int recvMany(Consumer<? super MessageFrame> sink, int max) throws InterruptedException {
+        return ring.recvMany(sink, max);
+    }
+
+    @Override
+    public void close() {
+        ring.close();
+    }
+
+    @Override
+    public void closeExceptionally(Throwable cause) {
+        ring.closeExceptionally(cause);
+    }
+
+    @Override
+    public boolean isClosed() {
+        return ring.isClosed();
+    }
+
+    @Override
+    public boolean isTerminated() {
+        return ring.isTerminated();
+    }
+
+    @Override
+    public Throwable closeCause() {
+        return ring.closeCause();
+    }
+
+    @Override
+    public int capacity() {
+        return ring.capacity();
+    }
+
+    @Override
+    public int size() {
+        return ring.size();
+    }
+
+    @Override
+    public MailboxStats stats() {
+        return ring.stats();
+    }
+
+    @Override
+    public String toString() {
+        return "FrameMailbox[name=" + ring.name() + ", capacity=" + capacity() + ", size=" + size() + ", closed="
+                + isClosed() + "]";
+    }
+}

@@ -1,0 +1,266 @@
+package dev.mighty.mailbox;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Objects;
+
+import dev.mighty.mailbox.internal.MailboxRing;
+
+/**
+ * The slab behind a {@link FrameMailbox}: {@code capacity} preallocated 64-byte slots in one direct,
+ * cache-line-aligned buffer, claimed and published with the {@link MailboxRing} protocol.
+ *
+ * <pre>
+ *  0         4         8                   16                                              64
+ *  +---------+---------+-------------------+-----------------------------------------------+
+ *  |  kind   | length  |   correlationId   |         inline payload (48 bytes)             |
+ *  +---------+---------+-------------------+-----------------------------------------------+
+ *  length: -1 = free; >= 0 = published (written last, with release). Over 48 bytes, the payload lives in
+ *  the slot's spill buffer, which the slot keeps for the next payload that fits (the inline cache) unless
+ *  it is larger than maxRetainedSpill.
+ * </pre>
+ *
+ * The header and payload are written with plain stores by the producer that claimed the slot, then
+ * published by the release store of {@code length}; the consumer reads {@code length} with acquire, then
+ * the rest with plain loads, and frees the slot with a plain store of -1 before the release store of the
+ * consumer index. Each spill buffer is owned by its slot's current producer, then its consumer.
+ */
+final class FrameRing extends MailboxRing<MessageFrame> {
+    static final int SLOT_SHIFT = 6;
+    static final int SLOT_SIZE = 1 << SLOT_SHIFT;
+    static final int KIND_OFFSET = 0;
+    static final int LENGTH_OFFSET = 4;
+    static final int CORRELATION_OFFSET = 8;
+    static final int PAYLOAD_OFFSET = 16;
+    static final int INLINE_PAYLOAD = SLOT_SIZE - PAYLOAD_OFFSET;
+    static final int FREE = -1;
+
+    private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+
+    final ByteBuffer slab;
+    final byte[][] spill;
+    final int maxPayload;
+    final int maxRetainedSpill;
+    /** The consumer's flyweight. */
+    private final FrameView view;
+
+    FrameRing(int capacity, int maxPayload, int maxRetainedSpill, boolean singleProducer, String name) {
+        super(capacity, singleProducer, name);
+        if (maxPayload < 0 || maxPayload > Integer.MAX_VALUE - 16) {
+            throw new IllegalArgumentException("maxPayload: " + maxPayload + " (expected: 0 .. " + (Integer.MAX_VALUE - 16)
+                    + ")");
+        }
+        if (maxRetainedSpill < 0) {
+            throw new IllegalArgumentException("maxRetainedSpill: " + maxRetainedSpill + " (expected: >= 0)");
+        }
+        this.maxPayload = maxPayload;
+        this.maxRetainedSpill = maxRetainedSpill;
+        this.slab = ByteBuffer.allocateDirect(this.capacity * SLOT_SIZE + SLOT_SIZE).alignedSlice(SLOT_SIZE)
+                .order(ByteOrder.nativeOrder());
+        for (int slot = 0; slot < this.capacity; slot++) {
+            slab.putInt((slot << SLOT_SHIFT) + LENGTH_OFFSET, FREE);
+        }
+        this.spill = new byte[this.capacity][];
+        this.view = new FrameView(this);
+    }
+
+    void checkPayload(int length) {
+        if (length > maxPayload) {
+            throw new IllegalArgumentException("payload: " + length + " bytes (expected: <= maxPayload " + maxPayload
+                    + ")");
+        }
+    }
+
+    @Override
+    protected void validate(MessageFrame frame) {
+        checkPayload(frame.payloadLength());
+    }
+
+    @Override
+    protected void publish(long index, MessageFrame frame) {
+        final byte[] src = frame.payloadArray();
+        final int length = src.length;
+        final int slot = (int) (index & mask);
+        final int base = slot << SLOT_SHIFT;
+        writeHeader(base, frame.kind(), frame.correlationId());
+        if (length <= INLINE_PAYLOAD) {
+            slab.put(base + PAYLOAD_OFFSET, src, 0, length);
+        } else {
+            System.arraycopy(src, 0, spillFor(slot, length), 0, length);
+        }
+        publishSlot(base, length);
+    }
+
+    /** Zero-garbage send from {@code payload}'s position to its limit; the position is left unchanged. */
+    boolean trySend(int kind, long correlationId, ByteBuffer payload) {
+        Objects.requireNonNull(payload, "payload");
+        final int length = payload.remaining();
+        checkPayload(length);
+        final long index = claim();
+        if (index < 0) {
+            return refused(index, "trySend");
+        }
+        write(index, kind, correlationId, payload, length);
+        return true;
+    }
+
+    /** Zero-garbage blocking send; false only if the deadline passed. */
+    boolean send(int kind, long correlationId, ByteBuffer payload, long deadline) throws InterruptedException {
+        Objects.requireNonNull(payload, "payload");
+        final int length = payload.remaining();
+        checkPayload(length);
+        final long index = claimBlocking(deadline, "send");
+        if (index < 0) {
+            return false;
+        }
+        write(index, kind, correlationId, payload, length);
+        return true;
+    }
+
+    static long deadlineOf(java.time.Duration timeout) {
+        return deadline(timeout);
+    }
+
+    static long noDeadline() {
+        return NO_DEADLINE;
+    }
+
+    private void write(long index, int kind, long correlationId, ByteBuffer payload, int length) {
+        final int slot = (int) (index & mask);
+        final int base = slot << SLOT_SHIFT;
+        writeHeader(base, kind, correlationId);
+        if (length <= INLINE_PAYLOAD) {
+            slab.put(base + PAYLOAD_OFFSET, payload, payload.position(), length);
+        } else {
+            payload.get(payload.position(), spillFor(slot, length), 0, length);
+        }
+        publishSlot(base, length);
+    }
+
+    private void writeHeader(int base, int kind, long correlationId) {
+        slab.putInt(base + KIND_OFFSET, kind);
+        slab.putLong(base + CORRELATION_OFFSET, correlationId);
+    }
+
+    private void publishSlot(int base, int length) {
+        INT.setRelease(slab, base + LENGTH_OFFSET, length); // pairs with getAcquire in lengthAt()
+        signalConsumer();
+    }
+
+    /** The slot's spill buffer, grown (to a power of two, within maxPayload) if the payload does not fit. */
+    private byte[] spillFor(int slot, int length) {
+        byte[] buffer = spill[slot];
+        if (buffer == null || buffer.length < length) {
+            final int rounded = Integer.highestOneBit(length - 1) << 1;
+            buffer = new byte[rounded > 0 && rounded <= maxPayload ? rounded : length];
+            spill[slot] = buffer;
+        }
+        return buffer;
+    }
+
+    /** @return the published length of the slot of {@code index}, or {@link #FREE} (acquire) */
+    private int lengthAt(int base) {
+        return (int) INT.getAcquire(slab, base + LENGTH_OFFSET);
+    }
+
+    @Override
+    protected boolean isPublished(long index) {
+        return lengthAt((int) (index & mask) << SLOT_SHIFT) >= 0;
+    }
+
+    @Override
+    public MessageFrame poll() {
+        final long cIndex = lpConsumerIndex();
+        final int slot = (int) (cIndex & mask);
+        final int base = slot << SLOT_SHIFT;
+        final int length = lengthAt(base);
+        if (length < 0) {
+            return null;
+        }
+        final byte[] payload = new byte[length];
+        copyPayload(slot, base, length, payload, 0);
+        final MessageFrame frame = new MessageFrame(slab.getInt(base + KIND_OFFSET),
+                slab.getLong(base + CORRELATION_OFFSET), payload);
+        free(slot, base, length, cIndex);
+        return frame;
+    }
+
+    void copyPayload(int slot, int base, int length, byte[] dst, int offset) {
+        if (length <= INLINE_PAYLOAD) {
+            slab.get(base + PAYLOAD_OFFSET, dst, offset, length);
+        } else {
+            System.arraycopy(spill[slot], 0, dst, offset, length);
+        }
+    }
+
+    void copyPayload(int slot, int base, int length, ByteBuffer dst) {
+        final int position = dst.position();
+        if (length <= INLINE_PAYLOAD) {
+            dst.put(position, slab, base + PAYLOAD_OFFSET, length);
+        } else {
+            dst.put(position, spill[slot], 0, length);
+        }
+        dst.position(position + length);
+    }
+
+    private void free(int slot, int base, int length, long cIndex) {
+        if (length > INLINE_PAYLOAD && spill[slot].length > maxRetainedSpill) {
+            spill[slot] = null;
+        }
+        slab.putInt(base + LENGTH_OFFSET, FREE);
+        soConsumerIndex(cIndex + 1); // frees the slot: pairs with lvConsumerIndex in claim()
+    }
+
+    int tryRecvFrames(FrameHandler handler, int max) {
+        Objects.requireNonNull(handler, "handler");
+        checkMax(max);
+        final Thread previous = enterConsumer();
+        final FrameView view = this.view;
+        int n = 0;
+        try {
+            while (n < max) {
+                final long cIndex = lpConsumerIndex();
+                final int slot = (int) (cIndex & mask);
+                final int base = slot << SLOT_SHIFT;
+                final int length = lengthAt(base);
+                if (length < 0) {
+                    break;
+                }
+                n++;
+                view.bind(slot, base, length);
+                try {
+                    handler.onFrame(view);
+                } finally {
+                    view.unbind();
+                    free(slot, base, length, cIndex);
+                }
+            }
+        } finally {
+            exitConsumer(previous);
+            if (n > 0) {
+                afterReceive(n);
+            }
+        }
+        return n;
+    }
+
+    int recvFrames(FrameHandler handler, int max) throws InterruptedException {
+        Objects.requireNonNull(handler, "handler");
+        checkMax(max);
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        if (max == 0) {
+            return 0;
+        }
+        for (;;) {
+            final int n = tryRecvFrames(handler, max);
+            if (n > 0 || endOfStream()) {
+                return n;
+            }
+            awaitData(NO_DEADLINE);
+        }
+    }
+}

@@ -1,0 +1,174 @@
+package dev.mighty.mailbox;
+
+import java.time.Duration;
+import java.util.function.Consumer;
+
+/**
+ * A bounded mailbox: any number of producers (one, if built {@link MailboxBuilder#singleProducer()
+ * single-producer}) send messages to exactly one consumer, in FIFO order per producer.
+ *
+ * <h2>Threads</h2>
+ * Any thread may call the send methods ({@code trySend}, {@code send}), {@link #close()},
+ * {@link #closeExceptionally(Throwable)} and the read-only methods ({@code isClosed}, {@code isTerminated},
+ * {@code closeCause}, {@code capacity}, {@code size}, {@code stats}). The receive methods ({@code tryRecv},
+ * {@code recv}, {@code tryRecvMany}, {@code recvMany}) may be called by <b>one consumer at a time</b>:
+ * the caller must hand the consumer role from one thread to the next with its own happens-before edge
+ * (a {@code MailboxPublisher} subscription does this for its subscribers). A single-producer mailbox also
+ * requires that at most one thread sends at a time.
+ *
+ * <h2>Progress</h2>
+ * {@code trySend}, {@code tryRecv} and {@code tryRecvMany} are lock-free (a producer may retry its claim
+ * when another producer wins the same slot; the consumer never waits for a lock). {@code send} parks while
+ * the mailbox is full and {@code recv}/{@code recvMany} park while it is empty: after a short bounded spin
+ * the thread parks with {@link java.util.concurrent.locks.LockSupport}, and no thread ever spins endlessly.
+ * A producer pays for a wake-up only on the empty&rarr;non-empty edge while the consumer is parked, and the
+ * consumer only when a producer is parked on a full mailbox.
+ *
+ * <h2>Visibility</h2>
+ * Everything a producer wrote before a successful send happens-before the consumer's receipt of that
+ * message. {@code close()} happens-before a receive that returns end of stream.
+ *
+ * <h2>Capacity and reservations</h2>
+ * The capacity is rounded up to a power of two, between 1 and 2<sup>30</sup>. "Full" means occupied plus
+ * reserved: the Reactive Streams subscriber side reserves slots for the messages it has requested, so
+ * <b>Note:</b> {@code trySend} may answer {@code false} while {@link #size()} is below {@link #capacity()}.
+ *
+ * <h2>Close</h2>
+ * Close is linearizable with sends: a send racing {@code close()} either fails with
+ * {@link MailboxClosedException} or its message is received before end of stream. What was sent before
+ * the close stays receivable; end of stream is reported once the mailbox is closed and drained.
+ *
+ * <p>This interface is sealed: the adapters rely on hooks inside the implementations.
+ *
+ * @param <T> the message type; {@code null} is never a message
+ */
+public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
+
+    /**
+     * Sends without waiting.
+     *
+     * @param msg the message
+     * @return {@code true} if admitted, {@code false} if the mailbox is full (occupied + reserved)
+     * @throws NullPointerException if {@code msg} is null
+     * @throws MailboxClosedException if the mailbox is closed
+     */
+    boolean trySend(T msg);
+
+    /**
+     * Sends, parking while the mailbox is full.
+     *
+     * @param msg the message
+     * @throws NullPointerException if {@code msg} is null
+     * @throws InterruptedException if the thread is interrupted on entry or while parked; nothing is admitted
+     * @throws MailboxClosedException if the mailbox is or becomes closed before the message is admitted
+     * @throws IllegalStateException if called from the thread that is currently this mailbox's consumer while
+     *         the mailbox is full: that thread is the only one that can make room, so it would wait forever
+     */
+    void send(T msg) throws InterruptedException;
+
+    /**
+     * Sends, parking at most {@code timeout} while the mailbox is full.
+     *
+     * @return {@code true} if admitted, {@code false} if the timeout elapsed first
+     * @throws NullPointerException if {@code msg} or {@code timeout} is null
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     * @throws InterruptedException if the thread is interrupted on entry or while parked; nothing is admitted
+     * @throws MailboxClosedException if the mailbox is or becomes closed before the message is admitted
+     */
+    boolean send(T msg, Duration timeout) throws InterruptedException;
+
+    /**
+     * Receives without waiting. Consumer only.
+     *
+     * @return the oldest message, or {@code null} if there is none now (empty, or closed and drained)
+     */
+    T tryRecv();
+
+    /**
+     * Receives, parking while the mailbox is empty. Consumer only.
+     *
+     * @return the oldest message, or {@code null} once the mailbox is closed normally and drained
+     * @throws InterruptedException if the thread is interrupted on entry or while parked
+     * @throws MailboxClosedException (with the cause) once the mailbox was closed exceptionally and is drained
+     */
+    T recv() throws InterruptedException;
+
+    /**
+     * Receives, parking at most {@code timeout} while the mailbox is empty. Consumer only.
+     *
+     * @return the oldest message, or {@code null} on timeout or at end of stream ({@link #isTerminated()}
+     *         tells which)
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     * @throws InterruptedException if the thread is interrupted on entry or while parked
+     * @throws MailboxClosedException (with the cause) once the mailbox was closed exceptionally and is drained
+     */
+    T recv(Duration timeout) throws InterruptedException;
+
+    /**
+     * Hands up to {@code max} of the messages present now to {@code sink}, oldest first. Consumer only.
+     * Semantically similar to:
+     * <pre>{@code
+     * int n = 0;
+     * for (T m; n < max && (m = tryRecv()) != null; n++) {
+     *     sink.accept(m);
+     * }
+     * return n;
+     * }</pre>
+     * but the wake-up check for parked producers is paid once per call, not once per message.
+     *
+     * <p><b>WARNING:</b> {@code sink} should not throw. If it does, the message it was given counts as
+     * received, the exception propagates, and the messages after it stay in the mailbox.
+     *
+     * @return how many messages were handed over (0 when empty)
+     * @throws NullPointerException if {@code sink} is null
+     * @throws IllegalArgumentException if {@code max} is negative
+     */
+    int tryRecvMany(Consumer<? super T> sink, int max);
+
+    /**
+     * Parks until at least one message is present, then behaves as {@link #tryRecvMany}. Consumer only;
+     * the batched receive of an actor loop.
+     *
+     * @return how many messages were handed over; 0 only once the mailbox is closed normally and drained
+     *         (or when {@code max} is 0)
+     * @throws InterruptedException if the thread is interrupted on entry or while parked
+     * @throws MailboxClosedException (with the cause) once the mailbox was closed exceptionally and is drained
+     */
+    int recvMany(Consumer<? super T> sink, int max) throws InterruptedException;
+
+    /**
+     * Closes the mailbox. Idempotent. Sends fail from now on; what was sent stays receivable. Wakes every
+     * parked sender (they get {@link MailboxClosedException}) and the parked receiver.
+     */
+    void close();
+
+    /**
+     * Closes as {@link #close()} does, recording {@code cause}: once drained, {@code recv()} throws
+     * {@code MailboxClosedException(cause)} and a {@code MailboxPublisher} signals {@code onError(cause)}.
+     * The first close wins; a later call changes nothing.
+     *
+     * @throws NullPointerException if {@code cause} is null
+     */
+    void closeExceptionally(Throwable cause);
+
+    /** @return whether {@code close} or {@code closeExceptionally} was called */
+    boolean isClosed();
+
+    /** @return whether the mailbox is closed and every admitted message has been received */
+    boolean isTerminated();
+
+    /** @return the cause given to {@code closeExceptionally}, or {@code null} */
+    Throwable closeCause();
+
+    /** @return the capacity, a power of two */
+    int capacity();
+
+    /**
+     * @return the number of admitted, not yet received messages (a snapshot; exact only when quiescent).
+     *         Slots reserved but not yet used are not counted.
+     */
+    int size();
+
+    /** @return a snapshot of this mailbox's counters; cheap, derived from state the mailbox keeps anyway */
+    MailboxStats stats();
+}

@@ -1,0 +1,32 @@
+package dev.mighty.mailbox;
+
+/**
+ * A snapshot of a mailbox's counters, from {@link Mailbox#stats()}. Each figure is read separately, so
+ * under concurrent use the figures are individually correct but not a single atomic cut.
+ *
+ * @param name             the mailbox's name ({@link MailboxBuilder#name(String)}), or {@code "mailbox"}
+ * @param capacity         the capacity
+ * @param size             admitted and not yet received
+ * @param admitted         messages admitted since creation (the producer index)
+ * @param received         messages received since creation (the consumer index)
+ * @param refused          {@code trySend} (or timed {@code send}) calls refused because the mailbox was full
+ * @param rejectedClosed   sends rejected because the mailbox was closed
+ * @param highWaterMark    the highest size seen by the consumer since creation or the last
+ *                         {@link Mailbox#stats()} reset (sampled at each receive, so a lower bound)
+ * @param reserved         slots reserved by the Reactive Streams subscriber side and not yet used
+ * @param parkedProducers  producers parked now on a full mailbox
+ * @param consumerParked   whether the consumer is parked (or a publisher is waiting for data) now
+ */
+public record MailboxStats(
+        String name,
+        int capacity,
+        int size,
+        long admitted,
+        long received,
+        long refused,
+        long rejectedClosed,
+        int highWaterMark,
+        long reserved,
+        int parkedProducers,
+        boolean consumerParked) {
+}
