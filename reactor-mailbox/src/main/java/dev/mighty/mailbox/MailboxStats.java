@@ -11,8 +11,9 @@ package dev.mighty.mailbox;
  * @param received         messages received since creation (the consumer index)
  * @param refused          {@code trySend} (or timed {@code send}) calls refused because the mailbox was full
  * @param rejectedClosed   sends rejected because the mailbox was closed
- * @param highWaterMark    the highest size seen by the consumer since creation or the last
- *                         {@link Mailbox#stats()} reset (sampled at each receive, so a lower bound)
+ * @param highWaterMark    the highest occupancy seen since creation,
+ *                         sampled by producers when they refresh their cached limit and by the consumer
+ *                         from its batch sizes, so a lower bound of the true peak
  * @param reserved         slots reserved by the Reactive Streams subscriber side and not yet used
  * @param parkedProducers  producers parked now on a full mailbox
  * @param consumerParked   whether the consumer is parked (or a publisher is waiting for data) now

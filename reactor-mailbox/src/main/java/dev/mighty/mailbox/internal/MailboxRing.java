@@ -259,8 +259,6 @@ abstract class RingConsumerFields extends RingL3Pad {
      * a thread always sees its own writes, so the self-check is exact.
      */
     protected Thread consumerThread;
-    /** The largest batch the consumer found at once. Consumer-written, plain; read by stats(). */
-    protected int highWaterMark;
 
     static {
         try {
@@ -319,6 +317,13 @@ abstract class RingCounterFields extends RingL4Pad {
     static final VarHandle REJECTED_CLOSED;
     protected volatile int parkedProducers;
     static final VarHandle PARKED_PRODUCERS;
+    /**
+     * The highest occupancy seen: sampled by producers when they refresh producerLimit (at least once per
+     * capacity claims, and on every claim near full) and by the consumer from its batch sizes. CAS-max, and
+     * only when exceeded, so it is written a handful of times per run.
+     */
+    protected volatile int highWaterMark;
+    static final VarHandle HIGH_WATER_MARK;
 
     static {
         try {
@@ -326,6 +331,7 @@ abstract class RingCounterFields extends RingL4Pad {
             REFUSED = lookup.findVarHandle(RingCounterFields.class, "refused", long.class);
             REJECTED_CLOSED = lookup.findVarHandle(RingCounterFields.class, "rejectedClosed", long.class);
             PARKED_PRODUCERS = lookup.findVarHandle(RingCounterFields.class, "parkedProducers", int.class);
+            HIGH_WATER_MARK = lookup.findVarHandle(RingCounterFields.class, "highWaterMark", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -333,6 +339,15 @@ abstract class RingCounterFields extends RingL4Pad {
 
     RingCounterFields(int capacity, boolean singleProducer, String name) {
         super(capacity, singleProducer, name);
+    }
+
+    /** Raises the high-water mark to {@code occupancy} (clamped to the capacity) if it is higher. */
+    protected final void sampleOccupancy(long occupancy) {
+        final int sample = (int) Math.min(occupancy, capacity);
+        int current;
+        while (sample > (current = highWaterMark) && !HIGH_WATER_MARK.compareAndSet(this, current, sample)) {
+            // retry: another sampler raised it concurrently
+        }
     }
 }
 
@@ -505,7 +520,9 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             final long wanted = index + lvReserved();
             if (wanted >= limit) {
                 // pairs with soConsumerIndex in poll(): the slot we may claim has been freed by the consumer
-                limit = lvConsumerIndex() + capacity;
+                final long cIndex = lvConsumerIndex();
+                limit = cIndex + capacity;
+                sampleOccupancy(index - cIndex);
                 if (wanted >= limit) {
                     return CLAIM_FULL;
                 }
@@ -781,7 +798,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      */
     public final void afterReceive(int n) {
         if (n > highWaterMark) {
-            highWaterMark = n;
+            sampleOccupancy(n);
         }
         // StoreLoad: the consumerIndex store in poll() must be visible before we look for waiters; pairs with the
         // CAS that pushes a waiter in claimBlocking()/awaitRoom(), each followed by a fresh read of consumerIndex.
