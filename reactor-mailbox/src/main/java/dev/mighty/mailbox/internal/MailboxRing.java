@@ -887,13 +887,23 @@ public abstract class MailboxRing<E> extends RingL5Pad {
 
     /**
      * Marks the current thread as the consumer for the duration of a batch, so that a blocking send made from
-     * inside the batch on a full mailbox fails instead of waiting forever. Consumer only.
+     * inside the batch on a full mailbox fails instead of waiting forever, and a second thread entering a batch
+     * at the same time is reported (best effort). Consumer only.
+     *
+     * @throws IllegalStateException if another thread's batch is under way
      *
      * @return the previous mark, to give to {@link #exitConsumer}
      */
     public final Thread enterConsumer() {
+        final Thread self = Thread.currentThread();
         final Thread previous = consumerThread;
-        consumerThread = Thread.currentThread();
+        if (previous != null && previous != self) {
+            // NOTE: best effort, at no cost: the field is plain, so two racing consumers may miss each other, but a
+            // consumer that finds another thread's mark knows the one-consumer rule is broken.
+            throw new IllegalStateException("two consumers at once: " + self.getName() + " entered a receive while "
+                    + previous.getName() + " is in one: name=" + name);
+        }
+        consumerThread = self;
         return previous;
     }
 
