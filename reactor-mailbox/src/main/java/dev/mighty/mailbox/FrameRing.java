@@ -17,9 +17,9 @@ import dev.mighty.mailbox.internal.MailboxRing;
  *  +---------+---------+-------------------+-----------------------------------------------+
  *  |  kind   | length  |   correlationId   |         inline payload (48 bytes)             |
  *  +---------+---------+-------------------+-----------------------------------------------+
- *  length: -1 = free; >= 0 = published (written last, with release). Over 48 bytes, the payload lives in
- *  the slot's spill buffer, which the slot keeps for the next payload that fits (the inline cache) unless
- *  it is larger than maxRetainedSpill.
+ *  length: -1 = free; >= 0 = published (written last, with release); -2 = a placeholder poll() skips.
+ *  Over 48 bytes, the payload lives in the slot's spill buffer, which the slot keeps for the next payload
+ *  that fits (the inline cache) unless it is larger than maxRetainedSpill.
  * </pre>
  *
  * The header and payload are written with plain stores by the producer that claimed the slot, then
@@ -36,6 +36,8 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     static final int PAYLOAD_OFFSET = 16;
     static final int INLINE_PAYLOAD = SLOT_SIZE - PAYLOAD_OFFSET;
     static final int FREE = -1;
+    /** The length of a placeholder slot ({@link #publishSkip}). */
+    static final int SKIP = -2;
     /** Largest slab: 2^24 slots of 64 bytes (1 GiB), the most one direct buffer can hold. */
     static final int MAX_CAPACITY = 1 << 24;
 
@@ -154,6 +156,11 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         slab.putLong(base + CORRELATION_OFFSET, correlationId);
     }
 
+    @Override
+    protected void publishSkip(long index) {
+        publishSlot((int) (index & mask) << SLOT_SHIFT, SKIP);
+    }
+
     private void publishSlot(int base, int length) {
         INT.setRelease(slab, base + LENGTH_OFFSET, length); // pairs with getAcquire in lengthAt()
         signalConsumer();
@@ -177,24 +184,30 @@ final class FrameRing extends MailboxRing<MessageFrame> {
 
     @Override
     protected boolean isPublished(long index) {
-        return lengthAt((int) (index & mask) << SLOT_SHIFT) >= 0;
+        return lengthAt((int) (index & mask) << SLOT_SHIFT) != FREE;
     }
 
     @Override
     public MessageFrame poll() {
-        final long cIndex = lpConsumerIndex();
-        final int slot = (int) (cIndex & mask);
-        final int base = slot << SLOT_SHIFT;
-        final int length = lengthAt(base);
-        if (length < 0) {
-            return null;
+        for (;;) {
+            final long cIndex = lpConsumerIndex();
+            final int slot = (int) (cIndex & mask);
+            final int base = slot << SLOT_SHIFT;
+            final int length = lengthAt(base);
+            if (length == SKIP) {
+                free(slot, base, length, cIndex);
+                continue;
+            }
+            if (length < 0) {
+                return null;
+            }
+            final byte[] payload = new byte[length];
+            copyPayload(slot, base, length, payload, 0);
+            final MessageFrame frame = new MessageFrame(slab.getInt(base + KIND_OFFSET),
+                    slab.getLong(base + CORRELATION_OFFSET), payload);
+            free(slot, base, length, cIndex);
+            return frame;
         }
-        final byte[] payload = new byte[length];
-        copyPayload(slot, base, length, payload, 0);
-        final MessageFrame frame = new MessageFrame(slab.getInt(base + KIND_OFFSET),
-                slab.getLong(base + CORRELATION_OFFSET), payload);
-        free(slot, base, length, cIndex);
-        return frame;
     }
 
     void copyPayload(int slot, int base, int length, byte[] dst, int offset) {
@@ -236,6 +249,10 @@ final class FrameRing extends MailboxRing<MessageFrame> {
                 final int base = slot << SLOT_SHIFT;
                 final int length = lengthAt(base);
                 if (length < 0) {
+                    if (length == SKIP) {
+                        free(slot, base, length, cIndex);
+                        continue;
+                    }
                     break;
                 }
                 n++;

@@ -487,6 +487,13 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     /** Writes {@code msg} into the claimed slot {@code index} and publishes it (release). Producer. */
     protected abstract void publish(long index, E msg);
 
+    /**
+     * Publishes a placeholder into the claimed slot {@code index}: {@link #poll()} frees it and moves on without
+     * returning it. Used by {@link #reserve} to reset a saturated epoch (at most once per 63 grants without a
+     * send), so {@link #admitted()} and {@link #received()} count these rare slots too.
+     */
+    protected abstract void publishSkip(long index);
+
     /** @return whether slot {@code index} is published (acquire). Consumer. */
     protected abstract boolean isPublished(long index);
 
@@ -495,7 +502,8 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * index (release). Does not wake parked producers: call {@link #afterReceive(int)} once per batch.
      * Consumer only.
      *
-     * @return the message, or null if the slot is not published (empty, or a producer is mid-publish)
+     * @return the message, or null if the slot is not published (empty, or a producer is mid-publish); a
+     *         placeholder from {@link #publishSkip} is freed and skipped, never returned
      */
     public abstract E poll();
 
@@ -683,15 +691,29 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             long w;
             for (;;) {
                 w = lvProducerIndex();
-                if ((w & CLOSED) != 0 || (w & EPOCH_MASK) == EPOCH_MASK) {
-                    // closed, or 63 grants since the last claim: we cannot fence stale producers out; give back
-                    // and let the caller retry after the next receive (a claim resets the epoch).
+                if ((w & CLOSED) != 0) {
                     releaseReserved(grant);
                     return 0;
+                }
+                if ((w & EPOCH_MASK) == EPOCH_MASK) {
+                    break; // saturated: handled below
                 }
                 if (casProducerIndex(w, w + EPOCH_ONE)) {
                     break;
                 }
+            }
+            if ((w & EPOCH_MASK) == EPOCH_MASK) {
+                // 63 grants since the last claim: a further bump would wrap the epoch and could let a producer that
+                // read the word 64 grants ago pass its CAS. Give the grant back, reset the epoch by claiming one
+                // slot for a placeholder the consumer skips, and try again. No room for it: grant nothing; the
+                // consumer's next receive makes room and wakes awaitRoom() callers.
+                releaseReserved(grant);
+                final long index = claim();
+                if (index < 0) {
+                    return 0;
+                }
+                publishSkip(index);
+                continue;
             }
             // Claims up to index(w) may have been checked without our grant: give back any excess.
             final long excess = ((w >>> INDEX_SHIFT) - lvConsumerIndex()) + lvReserved() - capacity;
@@ -709,11 +731,16 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * Sends using one reserved slot. Any thread holding a permit from {@link #reserve}.
      *
      * @return false if the mailbox is closed (the permit is returned)
-     * @throws IllegalStateException if no slot is free, which means the caller held no permit
+     * @throws IllegalStateException if nothing is reserved, or no slot is free: either way the caller held no permit
      */
     public final boolean sendReserved(E msg) {
         Objects.requireNonNull(msg, "msg");
         validate(msg);
+        if (lvReserved() <= 0) {
+            // a caller bug (a send beyond its permits): fail before claiming rather than drive 'reserved' negative
+            throw new IllegalStateException("sendReserved without a reserved slot: name=" + name + ", reserved="
+                    + lvReserved());
+        }
         final int capacity = this.capacity;
         long limit = lvProducerLimit();
         for (;;) {
