@@ -441,8 +441,10 @@ public abstract class MailboxRing<E> extends RingL5Pad {
 
     private static volatile RingAccess access;
 
+    @SuppressWarnings("this-escape") // the registry reads only fields the superclass constructors have set
     protected MailboxRing(int capacity, boolean singleProducer, String name) {
         super(checkCapacity(capacity), singleProducer, Objects.requireNonNull(name, "name"));
+        MailboxEvents.register(this); // weakly, for the JFR consumer-stall check: see MailboxEvents.MODE
     }
 
     /** How {@link #of} reaches the ring of a mailbox that wraps one instead of being one. */
@@ -639,6 +641,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
                 throw rejectClosed(op);
             }
             PARKED_PRODUCERS.getAndAdd(this, 1);
+            final Object parkEvent = MailboxEvents.producerParking(); // JFR ProducerParked; null unless recorded
             try {
                 if (deadline == NO_DEADLINE) {
                     LockSupport.park(this);
@@ -647,6 +650,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
                 }
             } finally {
                 PARKED_PRODUCERS.getAndAdd(this, -1);
+                MailboxEvents.producerParked(parkEvent, this);
             }
             if (Thread.interrupted()) {
                 throw new InterruptedException();
@@ -1124,7 +1128,9 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     }
 
     private void close0(Object state) {
-        CLOSE_STATE.compareAndSet(this, null, state); // the first closer decides normal or exceptional
+        if (CLOSE_STATE.compareAndSet(this, null, state) && state != NORMAL_CLOSE) { // the first closer decides
+            MailboxEvents.closedExceptionally(this, (Throwable) state); // JFR ClosedExceptionally, if recorded
+        }
         for (;;) {
             // every closer sees the bit set before it returns, so isClosed() is true after close() returns
             final long word = lvProducerIndex();
