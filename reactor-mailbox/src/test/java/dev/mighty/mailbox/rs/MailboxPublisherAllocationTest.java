@@ -19,8 +19,8 @@ import org.reactivestreams.Subscription;
 @Timeout(60)
 class MailboxPublisherAllocationTest {
     private static final int CAPACITY = 1024;
-    private static final int WARMUP_ROUNDS = 3_000;
-    private static final int ROUNDS = 1_000;
+    private static final int WARMUP_ROUNDS = 300;
+    private static final int ROUNDS = 200;
 
     /** Counts and keeps nothing. */
     static final class CountingSubscriber implements Subscriber<Integer> {
