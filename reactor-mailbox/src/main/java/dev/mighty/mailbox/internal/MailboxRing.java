@@ -1021,7 +1021,11 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * Registers {@code w} to be woken once when a message may be present or the mailbox closes: the
      * non-blocking counterpart of {@link #awaitData(long)}, for a drain loop that must not park. Consumer only.
      *
-     * @return false if a message is present (or in flight) or the mailbox is closed already: drain again now
+     * @return false if a message is present (or in flight) or the mailbox is closed already: drain again now.
+     *         <b>Note:</b> {@code w} may still be woken once after a false return (a producer took the
+     *         registration just before it was withdrawn), so a wake must tolerate finding nothing to do. A message
+     *         in flight (claimed, not yet published) is answered with false rather than a registration: its
+     *         producer may have looked for a waiter before our registration was visible.
      */
     public final boolean awaitData(Wakeable w) {
         svConsumerWaiter(Objects.requireNonNull(w, "w")); // pairs with signalConsumer(), as in awaitData(long)
