@@ -39,6 +39,9 @@ import dev.mighty.mailbox.internal.MailboxRing;
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class MailboxConcurrencyTest {
+    /** A run that makes no progress for this long is stuck (a lost wake-up): it fails with every stack. */
+    private static final Duration STALL_WAIT = Duration.ofSeconds(30);
+    /** How long a thread may take to finish once everything was delivered and the mailbox closed. */
     private static final Duration RUN_WAIT = Duration.ofSeconds(60);
     private static final int PRODUCERS = 4;
 
@@ -186,23 +189,29 @@ class MailboxConcurrencyTest {
 
     /**
      * Waits until the consumer has received {@code total} messages, failing with the stack of whichever
-     * thread failed or got stuck; the mailbox is still open, so a consumer that missed a wake-up stays stuck.
+     * thread failed, or of every thread once no message has been received for {@link #STALL_WAIT}; the
+     * mailbox is still open, so a consumer that missed a wake-up stays stuck.
      */
     private static void awaitDelivered(Mailbox<?> mb, long total, Forked<?> consumer,
             List<? extends Forked<?>> producers) throws Exception {
-        final long deadline = System.nanoTime() + RUN_WAIT.toNanos();
-        while (mb.stats().received() < total) {
+        long progress = 0;
+        long progressAt = System.nanoTime();
+        for (long received; (received = mb.stats().received()) < total; ) {
             if (consumer.isDone()) {
                 mb.close();
                 consumer.join();
-                fail("consumer returned after %d of %d messages", mb.stats().received(), total);
+                fail("consumer returned after %d of %d messages", received, total);
             }
             for (Forked<?> producer : producers) {
                 if (producer.isDone()) {
                     producer.join(); // rethrows a producer's failure
                 }
             }
-            if (System.nanoTime() - deadline > 0) {
+            final long now = System.nanoTime();
+            if (received != progress) {
+                progress = received;
+                progressAt = now;
+            } else if (now - progressAt > STALL_WAIT.toNanos()) {
                 final StringBuilder stacks = new StringBuilder();
                 stacks.append(consumer.thread().getName()).append(":\n").append(consumer.stack()).append('\n');
                 for (Forked<?> producer : producers) {
@@ -210,8 +219,7 @@ class MailboxConcurrencyTest {
                 }
                 final MailboxStats stats = mb.stats();
                 mb.close(); // lets the stuck threads go
-                fail("received %d of %d messages within %s; stats %s%n%s", stats.received(), total, RUN_WAIT, stats,
-                        stacks);
+                fail("stuck at %d of %d messages for %s; stats %s%n%s", received, total, STALL_WAIT, stats, stacks);
             }
             Thread.sleep(1);
         }
@@ -507,8 +515,8 @@ class MailboxConcurrencyTest {
      * Producer 0 reserves batches of slots and sends into them with {@code sendReserved} (returning some
      * unused permits); the other producers {@code trySend}. A reserved send must never find the mailbox full
      * ({@code IllegalStateException}), and the consumer, which alone moves the consumer index, checks after
-     * every batch that occupancy ({@code admitted - received}, read on its own thread) and reservations stay
-     * within the capacity.
+     * every batch that occupancy ({@code admitted - received}, read on its own thread) stays within the
+     * capacity ({@code size()} is clamped to it, so it could not show an overbooking).
      */
     private static void runReservationRace(MailboxVariant v, int capacity, int perProducer, long seed)
             throws Exception {
@@ -521,18 +529,18 @@ class MailboxConcurrencyTest {
             final SplittableRandom random = new SplittableRandom(seed);
             final long[] next = new long[producers];
             final Consumer<Object> check = m -> checkNext(next, v.id(m));
-            long maxOccupancy = 0;
             for (;;) {
                 final int n = random.nextBoolean() ? mb.recvMany(check, 1 + random.nextInt(16))
                         : mb.tryRecvMany(check, 1 + random.nextInt(16));
                 final long received = ring.received(); // exact: only this thread moves it
                 final long occupancy = ring.admitted() - received;
+                // NOTE: reserved may exceed the capacity for an instant (reserve() over-grants from a stale index,
+                // then gives the excess back); that is only conservative, so only its sign is checked.
                 final long reserved = ring.reserved();
-                if (occupancy > capacity || reserved < 0 || reserved > capacity) {
+                if (occupancy > capacity || reserved < 0) {
                     throw new AssertionError("occupancy " + occupancy + ", reserved " + reserved + ", capacity "
                             + capacity);
                 }
-                maxOccupancy = Math.max(maxOccupancy, occupancy);
                 if (n == 0 && mb.isTerminated()) {
                     return next;
                 }
