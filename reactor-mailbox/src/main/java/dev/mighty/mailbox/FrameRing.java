@@ -166,12 +166,18 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         signalConsumer();
     }
 
-    /** The slot's spill buffer, grown (to a power of two, within maxPayload) if the payload does not fit. */
+    /**
+     * The slot's spill buffer, grown if the payload does not fit: to a power of two when that stays within the
+     * bound that applies (maxRetainedSpill for a payload within it, else maxPayload), else to that bound.
+     */
     private byte[] spillFor(int slot, int length) {
         byte[] buffer = spill[slot];
         if (buffer == null || buffer.length < length) {
+            // Round up (so nearby sizes reuse it) but never past the retention bound a payload within it must stay
+            // under, or a same-size burst would allocate once per message.
             final int rounded = Integer.highestOneBit(length - 1) << 1;
-            buffer = new byte[rounded > 0 && rounded <= maxPayload ? rounded : length];
+            final int bound = length <= maxRetainedSpill ? maxRetainedSpill : maxPayload;
+            buffer = new byte[rounded > 0 && rounded <= bound ? rounded : Math.max(length, Math.min(bound, maxPayload))];
             spill[slot] = buffer;
         }
         return buffer;
@@ -189,6 +195,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
 
     @Override
     public MessageFrame poll() {
+        checkNotInHandler();
         for (;;) {
             final long cIndex = lpConsumerIndex();
             final int slot = (int) (cIndex & mask);
@@ -239,6 +246,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     int tryRecvFrames(FrameHandler handler, int max) {
         Objects.requireNonNull(handler, "handler");
         checkMax(max);
+        checkNotInHandler();
         final Thread previous = enterConsumer();
         final FrameView view = this.view;
         int n = 0;
@@ -271,6 +279,16 @@ final class FrameRing extends MailboxRing<MessageFrame> {
             }
         }
         return n;
+    }
+
+    /**
+     * A frame handler runs while its slot is still the consumer's current one (the slot is freed when the handler
+     * returns), so a receive from inside it would hand the same slot out again. Consumer only; a plain read.
+     */
+    private void checkNotInHandler() {
+        if (view.isBound()) {
+            throw new IllegalStateException("receive from inside FrameHandler.onFrame: name=" + name());
+        }
     }
 
     int recvFrames(FrameHandler handler, int max) throws InterruptedException {

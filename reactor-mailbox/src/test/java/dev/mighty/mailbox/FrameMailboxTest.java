@@ -14,7 +14,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -373,9 +372,6 @@ class FrameMailboxTest {
     }
 
     @Test
-    @Disabled("core bug: FrameRing.tryRecvFrames advances consumerIndex only after the handler returns, so a"
-            + " receive made from inside the handler (same thread) redelivers the frame being handled, and the"
-            + " outer free() then moves consumerIndex backwards")
     void shouldNotRedeliverFrameWhenHandlerReceivesReentrantly() {
         final FrameMailbox fm = Mailboxes.frames(8);
         for (int kind = 0; kind < 4; kind++) {
@@ -444,9 +440,6 @@ class FrameMailboxTest {
     }
 
     @Test
-    @Disabled("core bug: FrameRing.spillFor rounds a spill buffer up to a power of two before the retention check,"
-            + " so with a maxRetainedSpill that is not a power of two (100) a 100-byte payload gets a 128-byte"
-            + " buffer that free() drops after every receive: same-size bursts allocate once per message")
     void shouldKeepSpillBufferWhenPayloadWithinNonPowerOfTwoRetentionBound() {
         final FrameMailbox fm = Mailboxes.<Object>builder().capacity(1).maxRetainedSpill(100).buildFrames();
         final FrameRing ring = ring(fm);
