@@ -35,18 +35,19 @@ import picocli.CommandLine.Spec;
  * {@code --out}. Progress goes to stderr.
  */
 @Command(name = "mailbox_throughput", mixinStandardHelpOptions = true, sortOptions = false,
+        version = "mailbox_throughput (reactor-mailbox benchmarks)",
         description = {"Measures reactor-mailbox against the bounded channels a Java user would pick instead:",
                 "one producer thread, one consumer thread, interleaved round-robin in one JVM."})
 public final class MailboxThroughput implements Callable<Integer> {
     static final int DEFAULT_MSGS = 1000;
     static final int DEFAULT_WARMUP = 2_000;
-    static final int DEFAULT_ITERATIONS = 4_000;
+    static final int DEFAULT_ITERATIONS = 8_000;
     static final int QUICK_WARMUP = 500;
     static final int QUICK_ITERATIONS = 1_000;
     static final int PING_PONG_ROUNDS = 2_000;
     static final int PING_PONG_SAMPLES = 15;
 
-    @Option(names = "--quick", description = "Short run (<= 20 s): ${sys:line.separator}  --warmup " + QUICK_WARMUP
+    @Option(names = "--quick", description = "Short run (<= 20 s on a quiet machine): --warmup " + QUICK_WARMUP
             + " --iterations " + QUICK_ITERATIONS + " unless given.")
     boolean quick;
 

@@ -323,7 +323,7 @@ final class Report {
         final List<Double> ours = new ArrayList<>();
         final List<Double> others = new ArrayList<>();
         for (Measurement m : rows) {
-            names.add(m.name().replace("_mailbox_throughput", "").replace("_throughput", ""));
+            names.add(m.name().replace("_throughput", ""));
             final double mps = m.msgsPerSecond() / 1e6;
             ours.add(m.entry.ours() ? mps : 0.0);
             others.add(m.entry.ours() ? 0.0 : mps);
