@@ -40,8 +40,8 @@ import picocli.CommandLine.Spec;
                 "one producer thread, one consumer thread, interleaved round-robin in one JVM."})
 public final class MailboxThroughput implements Callable<Integer> {
     static final int DEFAULT_MSGS = 1000;
-    static final int DEFAULT_WARMUP = 1_500;
-    static final int DEFAULT_ITERATIONS = 6_000;
+    static final int DEFAULT_WARMUP = 2_000;
+    static final int DEFAULT_ITERATIONS = 8_000;
     static final int QUICK_WARMUP = 500;
     static final int QUICK_ITERATIONS = 1_000;
     static final int PING_PONG_ROUNDS = 2_000;
