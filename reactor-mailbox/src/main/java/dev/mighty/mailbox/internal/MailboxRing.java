@@ -436,8 +436,13 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     /** Receive: spins with {@code onSpinWait}, then with {@code yield}, before parking. */
     static final int RECV_SPINS = 128;
     static final int RECV_YIELDS = 32;
-    /** Send on a full mailbox: spins before parking. */
+    /**
+     * Send on a full mailbox: spins, then yields, before parking. The yields matter for a consumer that receives
+     * one message at a time: each receive frees one slot, and a producer that parked at once would pay a
+     * park/unpark round trip per message.
+     */
     static final int SEND_SPINS = 64;
+    static final int SEND_YIELDS = 64;
 
     private static volatile RingAccess access;
 
@@ -615,10 +620,6 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             if (index == CLAIM_CLOSED) {
                 throw rejectClosed(op);
             }
-            if (spins < SEND_SPINS) {
-                Thread.onSpinWait();
-                continue;
-            }
             final Thread self = Thread.currentThread();
             if (consumerThread == self) {
                 throw new IllegalStateException(op + " would wait forever: the mailbox is full and the caller is its "
@@ -628,6 +629,14 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             if (deadline != NO_DEADLINE && (remaining = deadline - System.nanoTime()) <= 0L) {
                 REFUSED.getAndAdd(this, 1L);
                 return CLAIM_FULL;
+            }
+            if (spins < SEND_SPINS + SEND_YIELDS) {
+                if (spins < SEND_SPINS) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.yield();
+                }
+                continue;
             }
             // The CAS in pushWaiter is a full fence: the claim() below reads consumerIndex after our node is
             // visible. Pairs with the fullFence in afterReceive(), which stores consumerIndex before it looks
