@@ -200,7 +200,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         try {
             downstream.onNext(null); // ASYNC fusion: "poll now"
         } catch (Throwable ex) {
-            onNextFailed(ex);
+            cancelWithError(ex);
         }
     }
 
@@ -242,7 +242,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
                     downstream.onNext(message);
                 }
             } catch (Throwable ex) {
-                onNextFailed(ex); // cancels; the loop hands the mailbox on, then signals onError(ex)
+                cancelWithError(ex); // cancels; the loop hands the mailbox on, then signals onError(ex)
             } finally {
                 ring.exitConsumer(previous);
             }
