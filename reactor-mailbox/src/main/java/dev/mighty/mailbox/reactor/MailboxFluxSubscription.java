@@ -51,6 +51,8 @@ import reactor.core.Scannable;
  * The lock-holder state ({@code pending}, {@code credit}, {@code polled}) is written only under the lock; each
  * holder's release store of {@code IDLE} pairs with the next holder's acquiring CAS. A producer's writes
  * happen-before the {@code poll()} that returns its message (the ring's release/acquire pair).
+ * No padding: in the steady state of a fused pipeline only the polling thread writes this object (the lock
+ * word, the counters); the loop's fields change only on a wake-up, a request or a cancel.
  *
  * <h2>Relaxations</h2>
  * <b>Note:</b> in fused mode, producers parked on a full mailbox are woken ({@link MailboxRing#afterReceive})
@@ -107,9 +109,10 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
 
     // Lock-holder state: written only while holding the poll lock (see "Visibility").
     /**
-     * The lock holder, or null. NOTE: read without the lock by releaseRole and lockSlow, which only compare it
-     * with their own thread: a thread that held the lock wrote null here before its unlock, so it can never
-     * read itself unless it holds the lock now (it sees its own last write or another thread's).
+     * The lock holder while it runs others' code under the lock (see flush), else null. NOTE: read without the
+     * lock by releaseRole and lockSlow, which only compare it with their own thread: a thread writes null here
+     * before it leaves flush, so it reads itself only while it is inside flush (it sees its own last write or
+     * another thread's).
      */
     private Thread lockOwner;
     /** Set by a releaseRole that ran on the lock holder's own thread, inside its poll: unlock releases. */
@@ -180,7 +183,6 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         STATE.compareAndSet(this, NO_ROLE, IDLE);
         int next = SIGNAL;
         if (STATE.compareAndSet(this, IDLE, LOCKED)) {
-            lockOwner = Thread.currentThread();
             try {
                 next = look();
             } finally {
@@ -296,7 +298,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
             }
             if (s == LOCKED) {
                 if (lockOwner == Thread.currentThread()) {
-                    releaseOnUnlock = true; // we are inside our own poll: its unlock() releases
+                    releaseOnUnlock = true; // we are inside our own locked section: its unlock() releases
                     return;
                 }
                 backOff(spins); // bounded: a poll waits for nothing but a producer mid-publish
@@ -323,11 +325,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     // ------------------------------------------------------------------ the poll lock
 
     private boolean lock() {
-        if (STATE.compareAndSet(this, IDLE, LOCKED) || lockSlow()) {
-            lockOwner = Thread.currentThread();
-            return true;
-        }
-        return false;
+        return STATE.compareAndSet(this, IDLE, LOCKED) || lockSlow();
     }
 
     private boolean lockSlow() {
@@ -348,7 +346,6 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     }
 
     private void unlock() {
-        lockOwner = null;
         if (releaseOnUnlock) {
             releaseOnUnlock = false;
             detach();
@@ -390,7 +387,15 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         final int pending = this.pending;
         if (pending > 0) {
             this.pending = 0;
-            ring.afterReceive(pending); // wakes producers parked on the room we made
+            // The one call made under the lock that runs others' code: afterReceive wakes parked producers, and a
+            // Wakeable (a MailboxSubscriber asking its upstream for more) may come back into this subscription on
+            // this thread. lockOwner tells releaseRole and lockSlow that it is us.
+            lockOwner = Thread.currentThread();
+            try {
+                ring.afterReceive(pending); // wakes producers parked on the room we made
+            } finally {
+                lockOwner = null;
+            }
         }
     }
 
@@ -459,7 +464,6 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         if (!STATE.compareAndSet(this, IDLE, LOCKED)) {
             return ring.size() == 0;
         }
-        lockOwner = Thread.currentThread();
         boolean empty;
         boolean end = false;
         try {

@@ -359,6 +359,34 @@ class MailboxFluxTest {
         assertThat(holder(mailbox)).isNull();
     }
 
+    @Test
+    void shouldReleaseOnUnlockWhenAProducersWakeUpCancelsUsFromInsideOurOwnPoll() {
+        final Mailbox<Integer> mailbox = Mailboxes.bounded(4);
+        final FusedProbe<Integer> probe = new FusedProbe<>(0);
+        final java.util.concurrent.atomic.AtomicInteger requests = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicReference<Thread> cancelledOn = new AtomicReference<>();
+        // The sender's second request comes from the consumer's wake-up check (afterReceive, under the poll lock):
+        // cancelling there runs our releaseRole on the polling thread, inside its own poll.
+        MailboxFlux.sendAll(Flux.range(0, 100).doOnRequest(n -> {
+            if (requests.incrementAndGet() == 2) {
+                cancelledOn.set(Thread.currentThread());
+                probe.cancel();
+            }
+        }), mailbox).subscribe();
+        assertThat(mailbox.size()).isEqualTo(4);
+        probe.deferDrain = true; // polls outside our loop, as publishOn's worker does
+        MailboxFlux.from(mailbox).subscribe(probe);
+        probe.request(Long.MAX_VALUE);
+        assertThat(cancelledOn.get()).isSameAs(Thread.currentThread());
+        assertThat(probe.values).containsExactly(0, 1, 2, 3);
+        assertThat(holder(mailbox)).isNull(); // released when that poll unlocked
+        StepVerifier.create(MailboxFlux.from(mailbox))
+                .expectNextSequence(range(4, 100))
+                .expectComplete() // sendAll closed the mailbox after the last element
+                .verify(TIMEOUT);
+        assertThat(probe.violations).isEmpty();
+    }
+
     // ------------------------------------------------------------------ one consumer at a time
 
     @Test
