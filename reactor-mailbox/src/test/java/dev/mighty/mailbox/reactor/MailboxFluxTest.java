@@ -27,6 +27,7 @@ import reactor.core.Fuseable;
 import reactor.core.Scannable;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
@@ -114,6 +115,26 @@ class MailboxFluxTest {
                 .expectNext(0, 1)
                 .expectComplete()
                 .verify(TIMEOUT);
+    }
+
+    @Test
+    void shouldStayFusedAndScannableWhenAssemblyTracingIsOn() {
+        Hooks.onOperatorDebug();
+        try {
+            final Mailbox<Integer> mailbox = mailboxWith(16, 2);
+            mailbox.close();
+            final Flux<Integer> flux = MailboxFlux.from(mailbox);
+            assertThat(flux).isNotInstanceOf(MailboxFlux.class); // wrapped by the assembly hook
+            assertThat(Scannable.from(flux).parents().findFirst().map(p -> p.scan(Scannable.Attr.CAPACITY)))
+                    .contains(16);
+            StepVerifier.create(flux)
+                    .expectFusion(Fuseable.ANY, Fuseable.ASYNC)
+                    .expectNext(0, 1)
+                    .expectComplete()
+                    .verify(TIMEOUT);
+        } finally {
+            Hooks.resetOnOperatorDebug();
+        }
     }
 
     @Test
