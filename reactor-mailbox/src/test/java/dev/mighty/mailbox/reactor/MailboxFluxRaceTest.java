@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.mighty.mailbox.Mailbox;
@@ -75,6 +76,7 @@ class MailboxFluxRaceTest {
 
     @Test
     @Tag("stress")
+    @Timeout(value = 15, unit = TimeUnit.MINUTES)
     void shouldSurviveManyRoundsOfEveryRaceWhenStressed() throws Exception {
         publishOnDisposeRaces(STRESS_ROUNDS / 10);
         cancelRacesRequestSendAndIsEmpty(FUSED, STRESS_ROUNDS);
