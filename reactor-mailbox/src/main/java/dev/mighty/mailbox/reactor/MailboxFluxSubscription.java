@@ -84,9 +84,6 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     /** The role was given up (cancel or termination); polls return null for good. */
     static final int RELEASED = 3;
 
-    /** A poll that finds a slot claimed but unpublished spins this many times before it yields. */
-    static final int IN_FLIGHT_SPINS = 64;
-
     /** What the loop's look at the mailbox decided. */
     private static final int SIGNAL = 0;
     private static final int WAIT = 1;
@@ -173,7 +170,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         if (fused) {
             drainFused(downstream);
         } else {
-            drainBatches(downstream);
+            drainBatches(downstream, batchSize);
         }
     }
 
@@ -219,68 +216,14 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         return ring.isTerminated() ? END : SIGNAL; // closed and drained, or a send raced the registration
     }
 
-    /** Unfused: {@code MailboxPublisher}'s batch drain. */
-    private void drainBatches(Subscriber<? super T> downstream) {
-        final MailboxRing<T> ring = this.ring;
-        final int batchSize = this.batchSize;
-        for (int inFlight = 0; ; ) {
-            final long requested = requested();
-            if (requested == 0L) {
-                // Without demand nothing is taken. End the stream if closed and drained; if empty, ask for one
-                // wake-up (the next send or the close); if messages wait, the next request() schedules us.
-                if (!endIfDrained() && ring.size() == 0 && !ring.awaitData(this)) {
-                    endIfDrained(); // a send or a close raced the registration; a send needs demand
-                }
-                return;
-            }
-            final int limit = requested < batchSize ? (int) requested : batchSize;
-            int n = 0;
-            final Thread previous = ring.enterConsumer(); // a blocking send from onNext fails, not deadlocks
-            try {
-                T message;
-                // cancelled is checked before each take, so a cancel leaves the rest in the mailbox
-                while (n < limit && !isCancelled() && (message = ring.poll()) != null) {
-                    n++; // counted before onNext: a message whose onNext throws counts as delivered
-                    downstream.onNext(message);
-                }
-            } catch (Throwable ex) {
-                cancelWithError(ex); // cancels; the loop hands the mailbox on, then signals onError(ex)
-            } finally {
-                ring.exitConsumer(previous);
-            }
-            if (n > 0) {
-                ring.afterReceive(n); // one producer wake-up check per batch
-                produced(n);          // one demand update per batch (none when unbounded)
-                inFlight = 0;
-            }
-            if (isCancelled()) {
-                return; // the loop ends the subscription
-            }
-            if (n == limit) {
-                continue;
-            }
-            if (endIfDrained() || ring.awaitData(this)) {
-                return;
-            }
-            // awaitData refused: a message arrived since poll(), a producer is between its claim and its publish,
-            // or the mailbox closed while one was. Poll again; back off only if we got nothing.
-            if (n == 0) {
-                backOff(inFlight++);
-            }
-        }
-    }
-
-    private boolean endIfDrained() {
-        if (checkEndOfStream()) {
-            terminated = true;
-            return true;
-        }
-        return false;
-    }
-
     @Override
     protected void onCancelled() {
         cancelledByDownstream = true;
+    }
+
+    @Override
+    protected void onTerminated() {
+        terminated = true;
     }
 
     /**
@@ -549,13 +492,6 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         return "source(MailboxFlux)";
     }
 
-    static void backOff(int spins) {
-        if (spins < IN_FLIGHT_SPINS) {
-            Thread.onSpinWait();
-        } else {
-            Thread.yield();
-        }
-    }
 
     @Override
     public String toString() {
