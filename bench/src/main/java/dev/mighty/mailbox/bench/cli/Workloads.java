@@ -16,6 +16,7 @@ import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.bench.DrivenExecutor;
+import dev.mighty.mailbox.reactor.MailboxFlux;
 import dev.mighty.mailbox.rs.MailboxPublisher;
 import org.jctools.queues.MessagePassingQueue;
 import org.jctools.queues.MpscArrayQueue;
@@ -98,6 +99,8 @@ final class Workloads {
                         true, s -> new Frames(FRAME_MAILBOX_SPILL, SPILL_PAYLOAD, s)),
                 new Entry(PUBLISHER_MAILBOX, "MailboxPublisher (batch 256) over an MPSC Mailbox, unbounded demand, "
                         + "draining on the consumer thread (Executor)", true, PublisherRow::new),
+                new Entry(FLUX_MAILBOX, "MailboxFlux.from(mailbox).publishOn(consumer thread), ASYNC-fused", true,
+                        FluxRow::new),
                 new Entry(ABQ, "java.util.concurrent.ArrayBlockingQueue: put() / take()", false, Abq::new),
                 new Entry(JCTOOLS_MPSC, "JCTools MpscArrayQueue, bare: offer/poll, busy (spin, then yield)", false,
                         s -> new BareRing(JCTOOLS_MPSC, new MpscArrayQueue<>(s.capacity()), s)),
@@ -442,6 +445,58 @@ final class Workloads {
         @Override
         public void close() {
             mailbox.close();
+        }
+    }
+
+    /**
+     * {@code MailboxFlux} into {@code publishOn} on the consumer thread: fused, so {@code publishOn} polls the
+     * mailbox itself. The same shape as {@link ReactorSink}, with the mailbox's {@code send} as the producer.
+     */
+    static final class FluxRow implements Workload {
+        private final Mailbox<Integer> mailbox;
+        private final DrivenExecutor consumer;
+        private final Scheduler scheduler;
+        private final Integer[] payload;
+        private final SubscriberCheck check = new SubscriberCheck(FLUX_MAILBOX);
+
+        FluxRow(Setup s) {
+            this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(FLUX_MAILBOX).build();
+            this.consumer = s.consumer();
+            this.scheduler = Schedulers.fromExecutor(consumer);
+            this.payload = s.payload();
+        }
+
+        @Override
+        public void open() {
+            MailboxFlux.from(mailbox).publishOn(scheduler).subscribe(check);
+            consumer.runPending();
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final Mailbox<Integer> mailbox = this.mailbox;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i++) {
+                mailbox.send(payload[i]);
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            check.begin(n);
+            consumer.runUntil(check, Workload::idle);
+            check.verifyNoError();
+        }
+
+        @Override
+        public String stats() {
+            return format(mailbox.stats());
+        }
+
+        @Override
+        public void close() {
+            mailbox.close();
+            scheduler.dispose();
         }
     }
 

@@ -5,7 +5,10 @@ import java.util.concurrent.TimeUnit;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.bench.DrivenExecutor;
+import dev.mighty.mailbox.reactor.MailboxFlux;
 import dev.mighty.mailbox.rs.MailboxPublisher;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -66,6 +69,33 @@ public class BackpressureOverheadBenchmark {
     @OperationsPerInvocation(MESSAGES)
     public Object publisher_demand_256(PublisherDemand256State s, Control control) {
         return ComparatorThroughputBenchmark.delivered(s, s.executor, s.subscriber, control);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(MESSAGES)
+    public Object flux_fused_publish_on(FluxState s, Control control) {
+        return ComparatorThroughputBenchmark.delivered(s, s.executor, s.subscriber, control);
+    }
+
+    /** {@code MailboxFlux.from(mailbox).publishOn(benchmark thread)}: ASYNC-fused, publishOn polls the mailbox. */
+    @State(Scope.Thread)
+    public static class FluxState extends PublisherState {
+        Scheduler scheduler;
+
+        @Override
+        protected void open() {
+            mailbox = Mailboxes.bounded(CAPACITY);
+            subscriber = newSubscriber();
+            scheduler = Schedulers.fromExecutor(executor);
+            MailboxFlux.from(mailbox).publishOn(scheduler).subscribe(subscriber);
+            executor.runPending();
+        }
+
+        @Override
+        protected void close() {
+            super.close();
+            scheduler.dispose();
+        }
     }
 
     /** {@code MailboxPublisher} over an MPSC mailbox, draining on the benchmark thread, unbounded demand. */
