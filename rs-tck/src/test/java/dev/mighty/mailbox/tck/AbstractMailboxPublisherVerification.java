@@ -8,26 +8,29 @@ import dev.mighty.mailbox.rs.MailboxPublisher;
 
 /**
  * {@code PublisherVerification} of {@link MailboxPublisher} over an MPSC {@code Mailbox<Long>} of
- * {@link Tck#CAPACITY}; subclasses choose the batch size.
+ * {@link Tck#CAPACITY}; subclasses choose the batch size and how the mailbox is fed.
  *
  * <p>{@code createPublisher(n)}: a mailbox that delivers exactly {@code n} elements {@code 0 .. n-1} and is then
- * closed: sent up front when they fit, else by a live producer thread that parks while the mailbox is full (so
- * the publisher's demand, not the producer, sets the pace). The publisher completes after the {@code n}-th.
+ * closed: sent up front when they fit, or by a live producer thread that parks while the mailbox is full (so
+ * the publisher's demand, not the producer, sets the pace); see {@link MailboxWorkers.Feed}. The publisher
+ * completes after the {@code n}-th.
  * {@code createFailedPublisher()}: a mailbox closed exceptionally before anyone subscribes; having nothing to drain,
  * the publisher signals {@code onSubscribe} then {@code onError(cause)} at once, without demand (§1.4, §1.9).
  */
 public abstract class AbstractMailboxPublisherVerification extends PublisherVerification<Long> {
     private final int batchSize;
+    private final MailboxWorkers.Feed feed;
     private final MailboxWorkers workers = new MailboxWorkers();
 
-    protected AbstractMailboxPublisherVerification(int batchSize) {
+    AbstractMailboxPublisherVerification(int batchSize, MailboxWorkers.Feed feed) {
         super(Tck.environment(), Tck.PUBLISHER_REFERENCE_GC_TIMEOUT_MILLIS);
         this.batchSize = batchSize;
+        this.feed = feed;
     }
 
     @Override
     public Publisher<Long> createPublisher(long elements) {
-        return new MailboxPublisher<>(workers.longs(elements), batchSize);
+        return new MailboxPublisher<>(workers.longs(elements, feed), batchSize);
     }
 
     @Override

@@ -11,7 +11,7 @@ import dev.mighty.mailbox.rs.MailboxPublisher;
 
 /**
  * {@code FlowPublisherVerification} of {@link MailboxPublisher} seen as a JDK {@link Flow.Publisher} through
- * {@code FlowAdapters.toFlowPublisher}, batch size 16; the publisher as in
+ * {@code FlowAdapters.toFlowPublisher}, batch size 16, fed live; the publisher as in
  * {@link AbstractMailboxPublisherVerification}. {@link OpaqueFlow} keeps the adapters from unwrapping each other.
  */
 @Test
@@ -27,7 +27,7 @@ public final class FlowMailboxPublisherTest extends FlowPublisherVerification<Lo
     @Override
     public Flow.Publisher<Long> createFlowPublisher(long elements) {
         return OpaqueFlow.publisher(FlowAdapters.toFlowPublisher(
-                new MailboxPublisher<>(workers.longs(elements), BATCH_SIZE)));
+                new MailboxPublisher<>(workers.longs(elements, MailboxWorkers.Feed.LIVE), BATCH_SIZE)));
     }
 
     @Override

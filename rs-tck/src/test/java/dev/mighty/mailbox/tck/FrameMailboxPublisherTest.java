@@ -17,7 +17,7 @@ import dev.mighty.mailbox.rs.MailboxPublisher;
  * the producer through the zero-garbage {@code send(kind, correlationId, ByteBuffer)} from one reused buffer.
  * Frame {@code i} has kind {@code i % 4} and correlation id {@code i}; its payload is {@code i} as 8 bytes, and every
  * fourth frame carries {@link #SPILLED_PAYLOAD} bytes, more than {@link FrameMailbox#INLINE_PAYLOAD}, so the spill
- * buffers are exercised too. Batch size 8. Otherwise as {@link AbstractMailboxPublisherVerification}.
+ * buffers are exercised too. Batch size 8, fed up front. Otherwise as {@link AbstractMailboxPublisherVerification}.
  */
 @Test
 public final class FrameMailboxPublisherTest extends PublisherVerification<MessageFrame> {
@@ -34,7 +34,7 @@ public final class FrameMailboxPublisherTest extends PublisherVerification<Messa
     public Publisher<MessageFrame> createPublisher(long elements) {
         final FrameMailbox mailbox = Mailboxes.frames(Tck.CAPACITY);
         final ByteBuffer payload = ByteBuffer.allocate(SPILLED_PAYLOAD);
-        workers.fill(mailbox, elements, (index, park) -> {
+        workers.fill(mailbox, elements, MailboxWorkers.Feed.UP_FRONT, (index, park) -> {
             payload.clear().putLong(0, index).limit(index % 4 == 3 ? SPILLED_PAYLOAD : Long.BYTES);
             final int kind = (int) (index % 4);
             if (park) {

@@ -22,6 +22,20 @@ final class MailboxWorkers {
     private static final int DRAIN_BATCH = 64;
     private static final AtomicInteger THREAD_IDS = new AtomicInteger();
 
+    /** How {@link #fill} produces the elements. */
+    enum Feed {
+        /**
+         * Sent by the caller before the publisher is even created, and the mailbox closed, when they fit in it; so
+         * the subscription finds data present and "closed" already set. Otherwise as {@link #LIVE}.
+         */
+        UP_FRONT,
+        /**
+         * Always sent by a producer thread, racing the subscription: it may find the mailbox empty, wait for a
+         * producer's wake-up on the empty&rarr;non-empty edge, and see the close arrive from the producer thread.
+         */
+        LIVE
+    }
+
     /** Sends the element with the given index: parking while full when {@code park}, else once. */
     @FunctionalInterface
     interface Sender {
@@ -41,13 +55,13 @@ final class MailboxWorkers {
     }
 
     /**
-     * Makes {@code mailbox} deliver exactly {@code elements} elements, then end: when they fit, they are sent now
-     * and the mailbox closed; otherwise a producer thread sends them, parking while the mailbox is full, then
+     * Makes {@code mailbox} deliver exactly {@code elements} elements, then end: sent now and the mailbox closed
+     * ({@link Feed#UP_FRONT}, when they fit), or by a producer thread that parks while the mailbox is full, then
      * closes it. A producer of {@code Integer.MAX_VALUE} elements (§3.17) effectively runs until {@link #stopAll()}.
      */
-    <M extends Mailbox<?>> M fill(M mailbox, long elements, Sender sender) {
+    <M extends Mailbox<?>> M fill(M mailbox, long elements, Feed feed, Sender sender) {
         track(mailbox);
-        if (elements <= mailbox.capacity()) {
+        if (feed == Feed.UP_FRONT && elements <= mailbox.capacity()) {
             try {
                 for (long i = 0; i < elements; i++) {
                     if (!sender.send(i, false)) {
@@ -76,9 +90,9 @@ final class MailboxWorkers {
     }
 
     /** An MPSC mailbox of {@link Tck#CAPACITY} that delivers {@code 0 .. elements-1}, then ends; see {@link #fill}. */
-    Mailbox<Long> longs(long elements) {
+    Mailbox<Long> longs(long elements, Feed feed) {
         final Mailbox<Long> mailbox = Mailboxes.bounded(Tck.CAPACITY);
-        return fill(mailbox, elements, (index, park) -> {
+        return fill(mailbox, elements, feed, (index, park) -> {
             if (park) {
                 mailbox.send(index);
                 return true;
