@@ -47,6 +47,16 @@ public abstract class AbstractMailboxPublisherVerification extends PublisherVeri
         return Long.MAX_VALUE - 1;
     }
 
+    /**
+     * One, the TCK's strictest bound, although delivery is synchronous (on the requester's or a producer's thread):
+     * the drain is trampolined through a WIP counter, so a {@code request} made inside {@code onNext} only adds
+     * demand for the running drain and never nests another {@code onNext} (§3.3).
+     */
+    @Override
+    public long boundedDepthOfOnNextAndRequestRecursion() {
+        return 1;
+    }
+
     @AfterMethod(alwaysRun = true)
     public void stopWorkers() throws InterruptedException {
         workers.stopAll();
