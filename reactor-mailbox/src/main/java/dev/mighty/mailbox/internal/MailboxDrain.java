@@ -136,7 +136,7 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
      * or a cancel) and return. Must check {@link #isCancelled()} before every {@link MailboxRing#poll()}.
      *
      * <p><b>WARNING:</b> must not throw: catch what the downstream throws and report it with
-     * {@link #onNextFailed(Throwable)}.
+     * {@link #cancelWithError(Throwable)}.
      *
      * @param downstream the subscriber (never null here)
      */
@@ -181,7 +181,7 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
             downstream.onSubscribe(this); // §1.9: first; we own the loop, so no other signal can overtake it
         } catch (Throwable ex) {
             // §2.13 broken by the subscriber: the subscription counts as cancelled; the error goes to onError.
-            onNextFailed(ex);
+            cancelWithError(ex);
         }
         resume();
     }
@@ -207,8 +207,8 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
         if (n <= 0L) {
             if (!cancelled) {
                 // §3.9: signal the error and treat the subscription as cancelled
-                ERROR.compareAndSet(this, null,
-                        new IllegalArgumentException("§3.9 violated: positive request amount required but it was " + n));
+                ERROR.compareAndSet(this, null, new IllegalArgumentException(
+                        "§3.9 violated: positive request amount required but it was " + n));
                 cancelled = true;
                 schedule();
             }
@@ -259,7 +259,7 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
             executor.execute(drainTask); // the hand-off orders our writes before the task's reads
         } catch (Throwable ex) {
             // RejectedExecutionException (or a broken executor): end the subscription here, with that error.
-            onNextFailed(ex);
+            cancelWithError(ex);
             drainLoop();
         }
     }
@@ -317,11 +317,12 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
     }
 
     /**
-     * Records that the downstream threw (from {@code onNext}, or {@code onSubscribe}): the subscription is
-     * cancelled, and when the loop ends it, after handing the mailbox on, {@code onError(ex)} is signalled
-     * once. If the subscription was cancelled already the error has nowhere to go and is dropped.
+     * Cancels the subscription with an error to signal: the downstream threw from {@code onNext} (or
+     * {@code onSubscribe}), or the executor rejected the drain. When the loop ends the subscription it hands
+     * the mailbox on first, then signals {@code onError(ex)}, once. If the subscription was cancelled already
+     * the error has nowhere to go and is {@link #dropped dropped}. Any thread; does not schedule the loop.
      */
-    protected final void onNextFailed(Throwable ex) {
+    protected final void cancelWithError(Throwable ex) {
         if (cancelled || !ERROR.compareAndSet(this, null, ex)) {
             dropped(ex);
         }
@@ -369,7 +370,7 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
     }
 
     private Subscriber<? super T> end() {
-        cancelled = true; // the role is given up: a newcomer may take it (§1.6: a terminated subscription is cancelled)
+        cancelled = true; // the role is given up, so a newcomer may take it (§1.6: terminated means cancelled)
         terminated = true;
         releaseRole();
         final Subscriber<? super T> downstream = this.downstream;

@@ -218,7 +218,7 @@ public final class MailboxPublisher<T> implements Publisher<T> {
                         downstream.onNext(message);
                     }
                 } catch (Throwable ex) {
-                    onNextFailed(ex); // cancels; the loop hands the mailbox on, then signals onError(ex)
+                    cancelWithError(ex); // cancels; the loop hands the mailbox on, then signals onError(ex)
                 } finally {
                     ring.exitConsumer(previous);
                 }
