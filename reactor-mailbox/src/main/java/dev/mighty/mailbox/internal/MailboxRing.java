@@ -532,7 +532,9 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             final long index = word >>> INDEX_SHIFT;
             // NOTE: 'reserved' is read after 'word'. reserve() raises 'reserved' before it bumps the epoch in the
             // word, so either this read sees the new reservation or the CAS below fails and we read again.
-            final long wanted = index + lvReserved();
+            // NOTE: clamped at 0: a caller that spends permits it does not hold (an upstream breaking §1.3 into a
+            // MailboxSubscriber) can drive 'reserved' below 0, and must not make us claim past the capacity.
+            final long wanted = index + Math.max(0L, lvReserved());
             if (wanted >= limit) {
                 // pairs with soConsumerIndex in poll(): the slot we may claim has been freed by the consumer
                 final long cIndex = lvConsumerIndex();
@@ -692,7 +694,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
                 return 0;
             }
             final long r = lvReserved();
-            final long free = capacity - ((word >>> INDEX_SHIFT) - lvConsumerIndex()) - r;
+            final long free = capacity - ((word >>> INDEX_SHIFT) - lvConsumerIndex()) - Math.max(0L, r);
             if (free <= 0) {
                 return 0;
             }
@@ -804,7 +806,8 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     public final boolean awaitRoom(Wakeable w) {
         pushWaiter(PRODUCER_WAITERS, Objects.requireNonNull(w, "w"));
         final long word = lvProducerIndex();
-        return (word & CLOSED) == 0 && (word >>> INDEX_SHIFT) + lvReserved() >= lvConsumerIndex() + capacity;
+        return (word & CLOSED) == 0
+                && (word >>> INDEX_SHIFT) + Math.max(0L, lvReserved()) >= lvConsumerIndex() + capacity;
     }
 
     /** Registers {@code w} to be woken once when the mailbox closes (at once if it is closed). Any thread. */
