@@ -31,6 +31,8 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
     public static final int HEADER_SIZE = FrameRing.PAYLOAD_OFFSET;
     /** Bytes of payload stored inline in the slot; larger payloads spill. */
     public static final int INLINE_PAYLOAD = FrameRing.INLINE_PAYLOAD;
+    /** Largest capacity of a slab: 2^24 slots (1 GiB); a {@code Mailbox} of references goes to 2^30. */
+    public static final int MAX_CAPACITY = FrameRing.MAX_CAPACITY;
     /** Default {@link #maxPayload()}: 1 MiB. */
     public static final int DEFAULT_MAX_PAYLOAD = 1 << 20;
     /** Default {@link #maxRetainedSpill()}: 4 KiB. */

@@ -36,6 +36,8 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     static final int PAYLOAD_OFFSET = 16;
     static final int INLINE_PAYLOAD = SLOT_SIZE - PAYLOAD_OFFSET;
     static final int FREE = -1;
+    /** Largest slab: 2^24 slots of 64 bytes (1 GiB), the most one direct buffer can hold. */
+    static final int MAX_CAPACITY = 1 << 24;
 
     private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
 
@@ -47,7 +49,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     private final FrameView view;
 
     FrameRing(int capacity, int maxPayload, int maxRetainedSpill, boolean singleProducer, String name) {
-        super(capacity, singleProducer, name);
+        super(checkFrameCapacity(capacity), singleProducer, name);
         if (maxPayload < 0 || maxPayload > Integer.MAX_VALUE - 16) {
             throw new IllegalArgumentException("maxPayload: " + maxPayload + " (expected: 0 .. " + (Integer.MAX_VALUE - 16)
                     + ")");
@@ -64,6 +66,14 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         }
         this.spill = new byte[this.capacity][];
         this.view = new FrameView(this);
+    }
+
+    private static int checkFrameCapacity(int capacity) {
+        if (capacity > MAX_CAPACITY) {
+            throw new IllegalArgumentException("capacity: " + capacity + " (expected: 1 .. " + MAX_CAPACITY
+                    + " for a FrameMailbox)");
+        }
+        return capacity;
     }
 
     void checkPayload(int length) {
