@@ -1,0 +1,14 @@
+/**
+ * Reactive Streams adapters for a {@link dev.mighty.mailbox.Mailbox}; they depend on
+ * {@code org.reactivestreams} only.
+ * <ul>
+ *     <li>{@link dev.mighty.mailbox.rs.MailboxPublisher}: the receive side as a {@code Publisher}; demand is
+ *     served by batched receives; one subscriber at a time; nothing taken out of the mailbox is lost on
+ *     cancel.</li>
+ *     <li>{@link dev.mighty.mailbox.rs.MailboxSubscriber}: the send side as a {@code Subscriber}; it requests
+ *     only the room it has reserved, so {@code onNext} never blocks or drops.</li>
+ *     <li>{@link dev.mighty.mailbox.rs.MailboxProcessor}: both over one mailbox.</li>
+ * </ul>
+ * JDK {@code java.util.concurrent.Flow} users go through {@code org.reactivestreams.FlowAdapters}.
+ */
+package dev.mighty.mailbox.rs;
