@@ -38,9 +38,10 @@ class ReservationHazardsTest {
      * Core finding: the reservation epoch saturates after 63 grants without a claim, and only a claim resets it.
      * If those permits are all given back (a subscriber cancelled before any {@code onNext}, 63 times, or a
      * subscriber that reserves and releases as demand comes and goes) and no plain producer sends, the mailbox
-     * is empty, nothing is reserved, and {@code reserve} grants 0 forever: a {@code MailboxSubscriber} that is
-     * the only producer can never request again. "Retry after the next receive" (docs/architecture.md) does not
-     * help: with nothing admitted there is no next receive.
+     * is empty, nothing is reserved, and {@code reserve} grants 0 forever: whoever reserves next can never get a
+     * permit, and "retry after the next receive" (docs/architecture.md) does not help: with nothing admitted there
+     * is no next receive. Latent today: {@code MailboxSubscriber} gives permits back only when it is done, so it
+     * cannot reach this state by itself; a future caller that reserves and releases as demand comes and goes can.
      */
     @Disabled("core finding: reserve() grants 0 forever after 63 reserve/release cycles with no claim in between")
     @Test
@@ -57,9 +58,11 @@ class ReservationHazardsTest {
      * Core finding: {@code sendReserved} without a permit is detected only when the ring is full. With room, it
      * succeeds and drives {@code reserved} negative; later unreserved claims then pass the capacity check one slot
      * too far and overwrite a message that was never received (lost), and the consumer finds a claimed slot that
-     * will never be published (a receive spins-yields on it forever). A caller bug (e.g. a subscriber forwarding
-     * an {@code onNext} beyond its demand) thus corrupts the ring instead of failing fast. A cheap guard: refuse
-     * when {@code reserved} is not positive, before claiming.
+     * will never be published (a receive spins-yields on it forever). Reachable from outside the library: an
+     * upstream that breaks §1.3 (concurrent {@code onNext}) makes {@code MailboxSubscriber} do exactly this (see
+     * {@code AdapterFaultInjectionTest#shouldStayConsistentWhenTheUpstreamSignalsOnNextConcurrently}). Fixes:
+     * clamp {@code reserved} at 0 where {@code claim()} reads it (stops the overwrite), and refuse
+     * {@code sendReserved} when {@code reserved <= 0} (keeps the count sound).
      */
     @Disabled("core finding: sendReserved without a permit drives reserved negative; a later send overwrites a slot")
     @Test
