@@ -1,0 +1,224 @@
+package dev.mighty.mailbox.reactor;
+
+import java.util.Objects;
+
+import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.MailboxClosedException;
+import dev.mighty.mailbox.internal.ConsumerRole;
+import dev.mighty.mailbox.internal.MailboxRing;
+import dev.mighty.mailbox.rs.MailboxPublisher;
+import dev.mighty.mailbox.rs.MailboxSubscriber;
+import org.reactivestreams.Publisher;
+import reactor.core.CoreSubscriber;
+import reactor.core.Fuseable;
+import reactor.core.Scannable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * A {@link Mailbox} in a Reactor pipeline: {@link #from(Mailbox)} receives from it as a {@link Flux} that
+ * supports queue fusion, {@link #sendAll(Publisher, Mailbox)} sends a publisher into it as a {@link Mono}.
+ *
+ * <pre>{@code
+ * Flux<Order> orders = MailboxFlux.from(mailbox);          // one subscriber at a time, like MailboxPublisher
+ * orders.publishOn(Schedulers.boundedElastic())            // fused: publishOn polls the mailbox itself
+ *       .subscribe(this::handle);
+ *
+ * MailboxFlux.sendAll(Flux.fromIterable(batch), mailbox)   // the mailbox closes when the source completes
+ *       .subscribe();
+ * }</pre>
+ *
+ * <h2>Receiving: fused or not</h2>
+ * A subscriber that asks for queue fusion ({@code publishOn}, {@code concatMap}, the inners of {@code flatMap},
+ * {@code StepVerifier.expectFusion}) gets {@link Fuseable#ASYNC}: it polls the mailbox directly instead of
+ * copying each message into a queue of its own, and the mailbox tells it "poll now" with {@code onNext(null)},
+ * as Reactor's ASYNC fusion does. Fusion is never {@link Fuseable#SYNC} (the mailbox is live: empty is not the
+ * end), and is granted across a {@link Fuseable#THREAD_BARRIER}, because polling runs no user code. Any other
+ * subscriber gets {@code onNext} calls from batched receives of up to {@code min(demand, batchSize)}, exactly
+ * as from {@link MailboxPublisher}.
+ *
+ * <h2>Nothing is lost on cancel</h2>
+ * What the pipeline has not taken stays in the mailbox for the next subscriber, fused or not: {@code poll()}
+ * returns null once the subscription is cancelled, and {@code clear()} never empties the mailbox (Reactor's own
+ * sinks discard what they buffered; a mailbox outlives its subscribers). Through fusion this holds across
+ * {@code publishOn}: {@code MailboxFlux.from(mb).publishOn(s).take(10)} takes exactly ten messages out of the
+ * mailbox, where an unfused source would lose {@code publishOn}'s prefetched queue. Keep {@code publishOn}
+ * next to {@code from}: a {@code map} in between cannot fuse across the thread barrier, so {@code publishOn}
+ * would buffer again. A message counts as delivered once {@code poll()} returned it: a cancel from another
+ * thread that races a poll may see that one message dropped by the operator.
+ *
+ * <h2>One consumer at a time</h2>
+ * As {@link MailboxPublisher}, and shared with it (the role lives in the mailbox): a second live subscriber
+ * gets {@code onSubscribe} then {@code onError(IllegalStateException)}; a subscription that ends hands the
+ * mailbox on; a subscriber arriving while a cancelled one finishes is accepted and starts where it stopped.
+ *
+ * <h2>Completion</h2>
+ * {@code onComplete} once the mailbox is closed and drained (no send in flight), {@code onError(cause)} after
+ * draining a mailbox closed with {@code closeExceptionally(cause)}. Neither needs demand.
+ *
+ * <h2>Threads</h2>
+ * {@code subscribe}, {@code request} and {@code cancel}: any thread. Unfused, {@code onNext} runs where
+ * {@link MailboxPublisher} runs it: on the requesting thread, on a producer's thread (its send woke the waiting
+ * subscription), on the closing thread, or on a cancelled predecessor's thread. Fused, the downstream operator
+ * polls on its own thread ({@code publishOn}'s worker); only the "poll now" signal and the terminal signals run
+ * on those threads. <b>Note:</b> in fused mode {@code onNext} runs outside the mailbox's receive, so a blocking
+ * {@code send} from inside the pipeline into its own full mailbox waits for room only that pipeline can make;
+ * use {@code trySend} there.
+ *
+ * <h2>Progress</h2>
+ * Lock-free, as {@link MailboxPublisher}; a fused {@code poll()} costs one uncontended CAS (the lock that lets a
+ * cancel from any thread hand the mailbox on without two pollers, see {@code MailboxFluxSubscription}) and
+ * spins only while a producer is between claiming a slot and publishing it. Nothing spins while idle.
+ *
+ * <h2>Visibility</h2>
+ * What a producer wrote before its send happens-before the {@code onNext} (or {@code poll()}) that delivers it;
+ * {@code close()} happens-before {@code onComplete}; one subscription's last delivery happens-before the next
+ * subscription's first.
+ *
+ * <h2>Relaxations</h2>
+ * <b>Note:</b> fused, producers parked on a full mailbox are woken once per {@code min(batchSize, capacity)}
+ * polls and whenever the downstream finds the mailbox empty, stops for lack of demand or cancels; a downstream
+ * that pauses between polls with demand left ({@code concatMap} while its inner runs) can leave up to
+ * {@code batchSize - 1} freed slots unannounced to producers already parked, until it polls again.
+ *
+ * <h2>Spec rules</h2>
+ * As {@link MailboxPublisher}: §1.1, §1.3, §1.6/§1.7, §1.9, §1.10, §3.3, §3.5–§3.7, §3.9, §3.13, §3.17. In
+ * fused mode demand is Reactor's: the downstream polls what its own demand allows.
+ *
+ * <h2>Scannable</h2>
+ * The flux reports {@code CAPACITY} and {@code BUFFERED} (the mailbox's), {@code PREFETCH} (the batch size) and
+ * {@code TERMINATED} (closed and drained); {@code CANCELLED} and {@code REQUESTED_FROM_DOWNSTREAM} come from the
+ * {@code MailboxFlux} subscription that holds the mailbox now, if any. Each subscription reports the same keys
+ * for itself, plus {@code ACTUAL}.
+ *
+ * @param <T> the message type
+ */
+public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable {
+    private final MailboxRing<T> ring;
+    private final int batchSize;
+
+    private MailboxFlux(Mailbox<T> mailbox, int batchSize) {
+        this.ring = MailboxRing.of(Objects.requireNonNull(mailbox, "mailbox"));
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("batchSize: " + batchSize + " (expected: >= 1)");
+        }
+        this.batchSize = batchSize;
+    }
+
+    /**
+     * Receives from {@code mailbox}, in unfused batches of up to {@value MailboxPublisher#DEFAULT_BATCH_SIZE}.
+     *
+     * @param mailbox the mailbox to receive from; one subscriber at a time
+     * @return a cold, fuseable flux of the mailbox's messages; subscribing attaches as its consumer
+     * @throws NullPointerException if {@code mailbox} is null
+     */
+    public static <T> Flux<T> from(Mailbox<T> mailbox) {
+        return from(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE);
+    }
+
+    /**
+     * Receives from {@code mailbox}.
+     *
+     * @param mailbox the mailbox to receive from; one subscriber at a time
+     * @param batchSize unfused: the most messages taken per batch; fused: the most polls between two wake-up
+     *                  checks for parked producers (capped at the capacity); {@code >= 1}
+     * @return a cold, fuseable flux of the mailbox's messages
+     * @throws NullPointerException if {@code mailbox} is null
+     * @throws IllegalArgumentException if {@code batchSize < 1}
+     */
+    public static <T> Flux<T> from(Mailbox<T> mailbox, int batchSize) {
+        return onAssembly(new MailboxFlux<>(mailbox, batchSize));
+    }
+
+    /**
+     * Sends every element of {@code source} into {@code mailbox}, then closes it: a {@link MailboxSubscriber}
+     * behind a {@code Mono}. The source is requested only as much as the mailbox has room for (reserved, so no
+     * element is ever refused or blocked on), so a slow consumer slows the source down.
+     * <ul>
+     *     <li>Nothing happens until the {@code Mono} is subscribed; each subscription subscribes the source
+     *     once.</li>
+     *     <li>When the source completes, the mailbox is closed (its consumer completes after draining) and the
+     *     {@code Mono} completes: every element has been admitted.</li>
+     *     <li>When the source fails with {@code e}, the mailbox is closed with {@code closeExceptionally(e)}
+     *     (its consumer gets {@code onError(e)} after draining) and the {@code Mono} fails with {@code e}.</li>
+     *     <li>When someone else closes the mailbox first, the source is cancelled and the {@code Mono} fails
+     *     with {@link MailboxClosedException} (its cause: the close's cause, if any); elements admitted before
+     *     the close stay receivable.</li>
+     *     <li>Cancelling the {@code Mono} cancels the source and closes the mailbox normally: the consumer
+     *     receives what was admitted, then completes.</li>
+     * </ul>
+     * The mailbox's end is the source's end: to feed one mailbox from several sources, merge them first
+     * ({@code Flux.merge(a, b)}), or send with {@code trySend}/{@code send}.
+     *
+     * @param source the elements to send
+     * @param mailbox the mailbox to send them into; closed at the end
+     * @return a {@code Mono} that completes once the source completed and all of it was admitted
+     * @throws NullPointerException if an argument is null
+     */
+    public static <T> Mono<Void> sendAll(Publisher<? extends T> source, Mailbox<T> mailbox) {
+        Objects.requireNonNull(mailbox, "mailbox");
+        return sendAll(source, mailbox, mailbox.capacity());
+    }
+
+    /**
+     * As {@link #sendAll(Publisher, Mailbox)}, holding at most {@code prefetch} reservations (and so requesting
+     * at most that much ahead): smaller leaves room for other producers of the same mailbox.
+     *
+     * @param prefetch {@code 1 .. capacity}
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code prefetch} is out of range
+     */
+    public static <T> Mono<Void> sendAll(Publisher<? extends T> source, Mailbox<T> mailbox, int prefetch) {
+        return MailboxSendAll.create(source, mailbox, prefetch);
+    }
+
+    /** Attaches {@code actual} as the mailbox's consumer; see the class comment. */
+    @Override
+    public void subscribe(CoreSubscriber<? super T> actual) {
+        Objects.requireNonNull(actual, "subscriber"); // §1.9
+        new MailboxFluxSubscription<>(ring, actual, batchSize).start();
+    }
+
+    /** @return the batch size given to {@link #from(Mailbox, int)} */
+    public int batchSize() {
+        return batchSize;
+    }
+
+    @Override
+    @SuppressWarnings("rawtypes") // Scannable declares the raw Attr
+    public Object scanUnsafe(Attr key) {
+        if (key == Attr.CAPACITY) {
+            return ring.capacity();
+        }
+        if (key == Attr.BUFFERED) {
+            return ring.size();
+        }
+        if (key == Attr.PREFETCH) {
+            return batchSize;
+        }
+        if (key == Attr.TERMINATED) {
+            return ring.isTerminated();
+        }
+        if (key == Attr.CANCELLED || key == Attr.REQUESTED_FROM_DOWNSTREAM) {
+            final ConsumerRole holder = ring.consumerRole();
+            if (holder instanceof MailboxFluxSubscription) {
+                return ((MailboxFluxSubscription<?>) holder).scanUnsafe(key);
+            }
+            return key == Attr.CANCELLED ? (Object) Boolean.FALSE : (Object) 0L;
+        }
+        if (key == Attr.RUN_STYLE) {
+            return Attr.RunStyle.ASYNC;
+        }
+        return null; // PARENT, ACTUAL: a source has none
+    }
+
+    @Override
+    public String stepName() {
+        return "source(MailboxFlux)";
+    }
+
+    @Override
+    public String toString() {
+        return "MailboxFlux[name=" + ring.name() + ", batchSize=" + batchSize + "]";
+    }
+}

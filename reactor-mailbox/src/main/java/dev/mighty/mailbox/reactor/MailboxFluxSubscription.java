@@ -1,0 +1,560 @@
+package dev.mighty.mailbox.reactor;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+import dev.mighty.mailbox.internal.MailboxDrain;
+import dev.mighty.mailbox.internal.MailboxRing;
+import org.reactivestreams.Subscriber;
+import reactor.core.Fuseable;
+import reactor.core.Scannable;
+
+/**
+ * The subscription of {@link MailboxFlux}: {@link MailboxDrain}'s loop (consumer role, demand, cancel,
+ * termination, trampoline) with two ways to deliver.
+ * <ul>
+ *     <li><b>Unfused</b>: the loop takes batches of up to {@code min(demand, batchSize)} and calls
+ *     {@code onNext}, exactly as {@code MailboxPublisher}'s subscription does.</li>
+ *     <li><b>ASYNC-fused</b> ({@link #requestFusion} granted {@link Fuseable#ASYNC}): the downstream
+ *     ({@code publishOn}, {@code concatMap}, a {@code flatMap} inner, {@code StepVerifier}) calls {@link #poll()}
+ *     itself, which takes straight out of the mailbox. The loop only signals {@code onNext(null)} ("poll now"),
+ *     {@code onComplete} and {@code onError}.</li>
+ * </ul>
+ *
+ * <h2>The poll lock</h2>
+ * In fused mode the consumer polls outside the loop, so the loop cannot hand the mailbox to a successor the
+ * moment it sees a cancel: the downstream may be inside {@code poll()} on another thread. A four-state word
+ * ({@code NO_ROLE -> IDLE <-> LOCKED -> RELEASED}) settles it. Every {@code poll()} (and {@code isEmpty()}, and
+ * the loop when it looks at the mailbox) runs under {@code IDLE -> LOCKED} (a CAS) and ends with a release
+ * store of {@code IDLE}; the loop releases the role with {@code IDLE -> RELEASED}, waiting (spinning: a poll
+ * never waits for anything but a producer between its claim and its publish) while a poll is in progress. A
+ * poll that finds {@code RELEASED}, or {@code NO_ROLE} (queued behind a cancelled holder), returns null and
+ * touches nothing. So a cancel from any thread, at any moment, even while the downstream pauses between polls
+ * for as long as it likes, hands the mailbox on without two threads ever polling it.
+ * Why a CAS per poll and not per batch: a fused downstream may stop polling after any message (a
+ * {@code concatMap} waiting for its inner) without telling us, and a lock held across that pause would keep a
+ * cancelled subscription's successor waiting until the old pipeline polled again, which may be never.
+ *
+ * <h2>Threads</h2>
+ * {@code request}, {@code cancel}, {@code wake} and the scan methods: any thread. {@link #poll()},
+ * {@link #isEmpty()}, {@link #size()} and {@link #clear()}: the fused downstream, from its drain (Reactor's
+ * contract); a concurrent {@code isEmpty}/{@code size} (a scan) only reads. {@link #requestFusion}: inside
+ * {@code onSubscribe}. The loop ({@code drain}, {@code releaseRole}) runs as {@link MailboxDrain} says: on the
+ * thread of the event that found it idle.
+ *
+ * <h2>Progress</h2>
+ * {@code poll()} is wait-free while messages are published, apart from the lock CAS, which fails only while the
+ * loop or a scan holds the lock for a bounded step; it spins when a producer has claimed a slot but not yet
+ * published it (JCTools' {@code poll} does the same). Releasing the role spins while a poll is in progress.
+ *
+ * <h2>Visibility</h2>
+ * The lock-holder state ({@code pending}, {@code credit}, {@code polled}) is written only under the lock; each
+ * holder's release store of {@code IDLE} pairs with the next holder's acquiring CAS. A producer's writes
+ * happen-before the {@code poll()} that returns its message (the ring's release/acquire pair).
+ *
+ * <h2>Relaxations</h2>
+ * <b>Note:</b> in fused mode, producers parked on a full mailbox are woken ({@link MailboxRing#afterReceive})
+ * once per {@code min(batchSize, capacity)} polls, and at once when a poll finds the mailbox empty, when
+ * {@code isEmpty()} is asked (publishOn and flatMap ask when their demand runs out), when the polls use up the
+ * requested amount, and on cancel or termination. A downstream that pauses between polls with demand left
+ * (a {@code concatMap} while its inner runs) may leave up to {@code batchSize - 1} freed slots unannounced to
+ * producers that were already parked until it polls again; new sends see the room at once.
+ *
+ * <p><b>Note:</b> a message returned by {@code poll()} counts as delivered. A downstream that discards it
+ * because a cancel from another thread raced that poll ({@code publishOn}'s {@code checkTerminated}) loses
+ * it; a cancel made on the polling thread (inside {@code onNext}: {@code take}, {@code takeWhile}) loses
+ * nothing, because every poll after it returns null.
+ *
+ * <h2>Spec rules</h2>
+ * As {@link MailboxDrain} (§1.3, §1.9, §3.3, §3.5–§3.7, §3.9, §3.13, §3.17). Fused mode follows Reactor's
+ * ASYNC convention: {@code onNext(null)} means "poll", terminal signals come once the mailbox is closed and
+ * drained, so a downstream that reads its done flag before polling never misses a message.
+ *
+ * @param <T> the message type
+ */
+final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseable.QueueSubscription<T>, Scannable {
+    /** Queued behind a cancelled holder: polls return null until the loop takes the role. */
+    static final int NO_ROLE = 0;
+    /** Holding the role, nobody polling. */
+    static final int IDLE = 1;
+    /** A poll (or isEmpty, or the loop's look) is in progress. */
+    static final int LOCKED = 2;
+    /** The role was given up (cancel or termination); polls return null for good. */
+    static final int RELEASED = 3;
+
+    /** A poll that finds a slot claimed but unpublished spins this many times before it yields. */
+    static final int IN_FLIGHT_SPINS = 64;
+
+    /** What the loop's look at the mailbox decided. */
+    private static final int SIGNAL = 0;
+    private static final int WAIT = 1;
+    private static final int END = 2;
+
+    private final int batchSize;
+    /** Polls between two producer wake-up checks in fused mode: {@code min(batchSize, capacity)}. */
+    private final int flushLimit;
+
+    /** Set by requestFusion, inside onSubscribe, before the loop's first pass (which reads it, loop-confined). */
+    private boolean fused;
+    /** Set by the loop's first pass: fusion can no longer be negotiated. */
+    private boolean started;
+    /** The downstream, for scans only; dropped when the role is released (§3.13). Racy reads are fine. */
+    private Subscriber<? super T> actual;
+
+    /** {@code NO_ROLE}, {@code IDLE}, {@code LOCKED} or {@code RELEASED}. */
+    private volatile int state;
+    private static final VarHandle STATE;
+
+    // Lock-holder state: written only while holding the poll lock (see "Visibility").
+    /**
+     * The lock holder, or null. NOTE: read without the lock by releaseRole and lockSlow, which only compare it
+     * with their own thread: a thread that held the lock wrote null here before its unlock, so it can never
+     * read itself unless it holds the lock now (it sees its own last write or another thread's).
+     */
+    private Thread lockOwner;
+    /** Set by a releaseRole that ran on the lock holder's own thread, inside its poll: unlock releases. */
+    private boolean releaseOnUnlock;
+    /** Polls since the last producer wake-up check. */
+    private int pending;
+    /** The cumulative demand seen last: polls below it need not look at {@code requested} again. */
+    private long credit;
+    /** Messages polled in fused mode, cumulative. Written under the lock (opaque, for scans). */
+    private long polled;
+    private static final VarHandle POLLED;
+    /** A poll under the lock found the mailbox closed and drained: the loop must end the stream. */
+    private boolean endSeen;
+
+    /** For scans: the stream ended with onComplete/onError. */
+    private volatile boolean terminated;
+    /** For scans: the downstream cancelled. */
+    private volatile boolean cancelledByDownstream;
+
+    static {
+        try {
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            STATE = lookup.findVarHandle(MailboxFluxSubscription.class, "state", int.class);
+            POLLED = lookup.findVarHandle(MailboxFluxSubscription.class, "polled", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    MailboxFluxSubscription(MailboxRing<T> ring, Subscriber<? super T> downstream, int batchSize) {
+        super(ring, downstream, null);
+        this.batchSize = batchSize;
+        this.flushLimit = Math.min(batchSize, ring.capacity());
+        this.actual = downstream;
+    }
+
+    // ------------------------------------------------------------------ fusion negotiation
+
+    /**
+     * Grants {@link Fuseable#ASYNC} whenever it is asked for, with or without {@link Fuseable#THREAD_BARRIER}:
+     * {@code poll()} runs no user code, so it may run on any thread (Reactor's {@code SinkManyUnicast} answers
+     * the same). Never {@link Fuseable#SYNC}: the mailbox is live, an empty poll does not mean the end.
+     */
+    @Override
+    public int requestFusion(int requestedMode) {
+        if (!started && (requestedMode & Fuseable.ASYNC) != 0) {
+            fused = true;
+            return Fuseable.ASYNC;
+        }
+        return Fuseable.NONE;
+    }
+
+    // ------------------------------------------------------------------ the loop's part
+
+    @Override
+    protected void drain(Subscriber<? super T> downstream) {
+        started = true;
+        if (fused) {
+            drainFused(downstream);
+        } else {
+            drainBatches(downstream);
+        }
+    }
+
+    /** Fused: tell the downstream to poll, end the stream, or register for the next send or the close. */
+    private void drainFused(Subscriber<? super T> downstream) {
+        // The loop only runs drain() while we hold the role: from now on polls may take.
+        STATE.compareAndSet(this, NO_ROLE, IDLE);
+        int next = SIGNAL;
+        if (STATE.compareAndSet(this, IDLE, LOCKED)) {
+            lockOwner = Thread.currentThread();
+            try {
+                next = look();
+            } finally {
+                unlock();
+            }
+        }
+        // else: a poll is in progress; signal anyway. At worst the downstream polls once for nothing.
+        if (next == WAIT) {
+            return;
+        }
+        if (next == END) {
+            if (checkEndOfStream()) {
+                terminated = true;
+            }
+            return;
+        }
+        try {
+            downstream.onNext(null); // ASYNC fusion: "poll now"
+        } catch (Throwable ex) {
+            onNextFailed(ex);
+        }
+    }
+
+    /** Under the lock: wake parked producers, then decide whether the downstream has anything to poll. */
+    private int look() {
+        flush();
+        final MailboxRing<T> ring = this.ring;
+        if (ring.size() != 0) {
+            return SIGNAL; // messages, or a send in flight that poll() will wait for
+        }
+        if (ring.awaitData(this)) {
+            return WAIT; // the next send, or the close, wakes us (wake() schedules the loop)
+        }
+        return ring.isTerminated() ? END : SIGNAL; // closed and drained, or a send raced the registration
+    }
+
+    /** Unfused: {@code MailboxPublisher}'s batch drain. */
+    private void drainBatches(Subscriber<? super T> downstream) {
+        final MailboxRing<T> ring = this.ring;
+        final int batchSize = this.batchSize;
+        for (int inFlight = 0; ; ) {
+            final long requested = requested();
+            if (requested == 0L) {
+                // Without demand nothing is taken. End the stream if closed and drained; if empty, ask for one
+                // wake-up (the next send or the close); if messages wait, the next request() schedules us.
+                if (!endIfDrained() && ring.size() == 0 && !ring.awaitData(this)) {
+                    endIfDrained(); // a send or a close raced the registration; a send needs demand
+                }
+                return;
+            }
+            final int limit = requested < batchSize ? (int) requested : batchSize;
+            int n = 0;
+            final Thread previous = ring.enterConsumer(); // a blocking send from onNext fails, not deadlocks
+            try {
+                T message;
+                // cancelled is checked before each take, so a cancel leaves the rest in the mailbox
+                while (n < limit && !isCancelled() && (message = ring.poll()) != null) {
+                    n++; // counted before onNext: a message whose onNext throws counts as delivered
+                    downstream.onNext(message);
+                }
+            } catch (Throwable ex) {
+                onNextFailed(ex); // cancels; the loop hands the mailbox on, then signals onError(ex)
+            } finally {
+                ring.exitConsumer(previous);
+            }
+            if (n > 0) {
+                ring.afterReceive(n); // one producer wake-up check per batch
+                produced(n);          // one demand update per batch (none when unbounded)
+                inFlight = 0;
+            }
+            if (isCancelled()) {
+                return; // the loop ends the subscription
+            }
+            if (n == limit) {
+                continue;
+            }
+            if (endIfDrained() || ring.awaitData(this)) {
+                return;
+            }
+            // awaitData refused: a message arrived since poll(), a producer is between its claim and its publish,
+            // or the mailbox closed while one was. Poll again; back off only if we got nothing.
+            if (n == 0) {
+                backOff(inFlight++);
+            }
+        }
+    }
+
+    private boolean endIfDrained() {
+        if (checkEndOfStream()) {
+            terminated = true;
+            return true;
+        }
+        return false;
+    }
+
+    @Override
+    protected void onCancelled() {
+        cancelledByDownstream = true;
+    }
+
+    /**
+     * Gives the role up once no poll is in progress: at once if the lock is free, after the poll in progress
+     * otherwise (spinning for it), or, if that poll is on this very thread (the loop ran inside it), when it
+     * unlocks.
+     */
+    @Override
+    protected void releaseRole() {
+        actual = null; // §3.13
+        for (int spins = 0; ; spins++) {
+            final int s = state;
+            if (s == RELEASED) {
+                return;
+            }
+            if (s == LOCKED) {
+                if (lockOwner == Thread.currentThread()) {
+                    releaseOnUnlock = true; // we are inside our own poll: its unlock() releases
+                    return;
+                }
+                backOff(spins); // bounded: a poll waits for nothing but a producer mid-publish
+                continue;
+            }
+            // NO_ROLE or IDLE. Pairs with the CAS in lock(): a poll that wins the lock after this CAS fails
+            // sees our cancelled flag (written before releaseRole was called) and takes nothing.
+            if (STATE.compareAndSet(this, s, RELEASED)) {
+                detach();
+                return;
+            }
+        }
+    }
+
+    /** With exclusive consumer access: wake parked producers, withdraw our wake-up, hand the mailbox on. */
+    private void detach() {
+        flush();
+        ring.cancelAwaitData(this);
+        if (ring.consumerRole() == this) {
+            ring.detachConsumer(this); // may run the successor's first pass here
+        }
+    }
+
+    // ------------------------------------------------------------------ the poll lock
+
+    private boolean lock() {
+        if (STATE.compareAndSet(this, IDLE, LOCKED) || lockSlow()) {
+            lockOwner = Thread.currentThread();
+            return true;
+        }
+        return false;
+    }
+
+    private boolean lockSlow() {
+        for (int spins = 0; ; spins++) {
+            final int s = state;
+            if (s == IDLE) {
+                if (STATE.compareAndSet(this, IDLE, LOCKED)) {
+                    return true;
+                }
+                continue;
+            }
+            if (s != LOCKED || lockOwner == Thread.currentThread()) {
+                // NO_ROLE (queued), RELEASED (cancelled, terminated), or re-entered from inside our own poll
+                return false;
+            }
+            backOff(spins); // the loop's look or a scan's isEmpty: a bounded step
+        }
+    }
+
+    private void unlock() {
+        lockOwner = null;
+        if (releaseOnUnlock) {
+            releaseOnUnlock = false;
+            detach();
+            STATE.setRelease(this, RELEASED);
+        } else {
+            STATE.setRelease(this, IDLE); // pairs with the CAS in lock(), drainFused(), isEmpty(), releaseRole()
+        }
+    }
+
+    // ------------------------------------------------------------------ fused consumer side (lock held)
+
+    /** Counts one message taken: producer wake-up check every {@code flushLimit}, demand check at the credit. */
+    private void taken() {
+        if (++pending >= flushLimit) {
+            flush();
+        }
+        final long polled = this.polled + 1L;
+        POLLED.setOpaque(this, polled);
+        if (polled >= credit) {
+            creditUsed(polled);
+        }
+    }
+
+    private void creditUsed(long polled) {
+        final long requested = requested(); // cumulative in fused mode: nothing calls produced()
+        if (requested > polled) {
+            credit = requested; // Long.MAX_VALUE: never again
+            return;
+        }
+        // The downstream took all it asked for and will pause. Wake the producers now, and if the mailbox is
+        // empty register, so that a close reaches the downstream without new demand (onComplete needs none).
+        flush();
+        if (!ring.awaitData(this) && ring.isTerminated()) {
+            endSeen = true;
+        }
+    }
+
+    private void flush() {
+        final int pending = this.pending;
+        if (pending > 0) {
+            this.pending = 0;
+            ring.afterReceive(pending); // wakes producers parked on the room we made
+        }
+    }
+
+    /** poll() found nothing: wake producers, register for the next send, or wait out a send in flight. */
+    private T pollEmpty() {
+        flush();
+        final MailboxRing<T> ring = this.ring;
+        for (int spins = 0; ; spins++) {
+            if (ring.awaitData(this)) {
+                return null; // the next send (or the close) wakes us; wake() signals onNext(null)
+            }
+            final T message = ring.poll();
+            if (message != null) {
+                taken();
+                return message;
+            }
+            if (ring.isTerminated()) {
+                endSeen = true; // closed and drained: the loop signals onComplete/onError
+                return null;
+            }
+            // a producer between its claim and its publish: it publishes without waiting for anyone
+            backOff(spins);
+        }
+    }
+
+    /**
+     * Takes the next message out of the mailbox, or returns null: empty (a send or the close will signal
+     * {@code onNext(null)} or the terminal event), cancelled, terminated, or not yet holding the mailbox.
+     */
+    @Override
+    public T poll() {
+        if (!lock()) {
+            return null;
+        }
+        T message = null;
+        boolean end = false;
+        try {
+            // After the lock's CAS: pairs with the volatile write of cancelled before releaseRole's CAS.
+            if (!isCancelled()) {
+                message = ring.poll();
+                if (message != null) {
+                    taken();
+                } else {
+                    message = pollEmpty();
+                }
+                end = endSeen;
+                endSeen = false;
+            }
+        } finally {
+            unlock();
+        }
+        if (end) {
+            schedule(); // the loop ends the stream (maybe right here, re-entering the downstream's drain)
+        }
+        return message;
+    }
+
+    /**
+     * Whether nothing is claimed in the mailbox. Asked by the downstream when it stops for lack of demand, so
+     * it also wakes parked producers and registers for the next send or the close; a concurrent caller (a scan)
+     * gets a plain snapshot.
+     */
+    @Override
+    public boolean isEmpty() {
+        final MailboxRing<T> ring = this.ring;
+        if (!STATE.compareAndSet(this, IDLE, LOCKED)) {
+            return ring.size() == 0;
+        }
+        lockOwner = Thread.currentThread();
+        boolean empty;
+        boolean end = false;
+        try {
+            flush();
+            empty = ring.size() == 0;
+            if (empty && !isCancelled() && !ring.awaitData(this)) {
+                end = ring.isTerminated();
+                empty = end || ring.size() == 0;
+            }
+        } finally {
+            unlock();
+        }
+        if (end) {
+            schedule();
+        }
+        return empty;
+    }
+
+    /** @return the messages claimed in the mailbox now (a snapshot) */
+    @Override
+    public int size() {
+        return ring.size();
+    }
+
+    /**
+     * Does nothing: the messages belong to the mailbox, not to this subscription, and stay there for the next
+     * subscriber. (Reactor calls {@code clear()} on cancel to discard a fused queue; our {@code poll()} already
+     * returns null once cancelled, so a discard loop takes nothing either.)
+     */
+    @Override
+    public void clear() {
+        // never empties the mailbox
+    }
+
+    // ------------------------------------------------------------------ Scannable
+
+    @Override
+    @SuppressWarnings("rawtypes") // Scannable declares the raw Attr
+    public Object scanUnsafe(Attr key) {
+        if (key == Attr.CAPACITY) {
+            return ring.capacity();
+        }
+        if (key == Attr.BUFFERED) {
+            return ring.size();
+        }
+        if (key == Attr.PREFETCH) {
+            return batchSize;
+        }
+        if (key == Attr.TERMINATED) {
+            return terminated;
+        }
+        if (key == Attr.CANCELLED) {
+            return cancelledByDownstream;
+        }
+        if (key == Attr.REQUESTED_FROM_DOWNSTREAM) {
+            return outstanding();
+        }
+        if (key == Attr.ACTUAL) {
+            return actual;
+        }
+        if (key == Attr.RUN_STYLE) {
+            return Attr.RunStyle.ASYNC; // onNext runs on producers' or requesters' threads, or the downstream polls
+        }
+        return null;
+    }
+
+    /** @return the demand not yet served: in fused mode the cumulative request minus the polls (racy) */
+    long outstanding() {
+        final long requested = requested();
+        if (!fused || requested == Long.MAX_VALUE) {
+            return requested;
+        }
+        return Math.max(0L, requested - (long) POLLED.getOpaque(this));
+    }
+
+    /** @return whether the downstream negotiated ASYNC fusion */
+    boolean isFused() {
+        return fused;
+    }
+
+    @Override
+    public String stepName() {
+        return "source(MailboxFlux)";
+    }
+
+    static void backOff(int spins) {
+        if (spins < IN_FLIGHT_SPINS) {
+            Thread.onSpinWait();
+        } else {
+            Thread.yield();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "MailboxFluxSubscription[name=" + ring.name() + ", fused=" + fused + ", state=" + state + "]";
+    }
+}

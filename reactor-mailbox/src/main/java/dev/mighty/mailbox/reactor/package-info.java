@@ -1,0 +1,14 @@
+/**
+ * Reactor glue for a {@link dev.mighty.mailbox.Mailbox}; {@code reactor-core} is an <b>optional</b> dependency
+ * of this library and only this package needs it.
+ * <ul>
+ *     <li>{@link dev.mighty.mailbox.reactor.MailboxFlux#from(dev.mighty.mailbox.Mailbox)}: the receive side as
+ *     a {@code Flux} with ASYNC queue fusion, so {@code publishOn}, {@code concatMap} and {@code flatMap} poll
+ *     the mailbox directly and leave what they did not take in it when cancelled.</li>
+ *     <li>{@link dev.mighty.mailbox.reactor.MailboxFlux#sendAll(org.reactivestreams.Publisher,
+ *     dev.mighty.mailbox.Mailbox)}: the send side as a {@code Mono<Void>} that completes once the source
+ *     completed and every element was admitted.</li>
+ * </ul>
+ * Recipes: {@code docs/usage.md}.
+ */
+package dev.mighty.mailbox.reactor;
