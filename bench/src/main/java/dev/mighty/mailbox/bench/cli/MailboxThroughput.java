@@ -1,0 +1,288 @@
+package dev.mighty.mailbox.bench.cli;
+
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
+
+import dev.mighty.mailbox.bench.DrivenExecutor;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code mailbox_throughput}: the reference page's workload (one producer thread, one consumer thread, a
+ * bounded channel of capacity 1024, 1,000 messages per iteration), run for reactor-mailbox and for the
+ * channels a Java user would pick instead, side by side in one JVM.
+ *
+ * <p>The implementations are interleaved round-robin (A B C A B C ...), so a change of machine mode during the
+ * run (on 2-vCPU machines the cross-core round trip flips between ~90 and ~500 ns) hits all of them alike; a
+ * ping-pong calibration at the start and at the end shows which mode the run was in. Warm-up rounds come
+ * first, then measured rounds whose iteration times go into one HdrHistogram per implementation. Every
+ * iteration checks the count and the order of what was received.
+ *
+ * <p>Output: the reference lines ({@code name median= p95= p99= (1k msgs/iter)}), a table of msgs/s, ns/msg and
+ * ratios, the expectations checked, and {@code results.md}, {@code results.json} and a PNG chart in
+ * {@code --out}. Progress goes to stderr.
+ */
+@Command(name = "mailbox_throughput", mixinStandardHelpOptions = true, sortOptions = false,
+        version = "mailbox_throughput (reactor-mailbox benchmarks)",
+        description = {"Measures reactor-mailbox against the bounded channels a Java user would pick instead:",
+                "one producer thread, one consumer thread, interleaved round-robin in one JVM."})
+public final class MailboxThroughput implements Callable<Integer> {
+    static final int DEFAULT_MSGS = 1000;
+    static final int DEFAULT_WARMUP = 2_000;
+    static final int DEFAULT_ITERATIONS = 8_000;
+    static final int QUICK_WARMUP = 500;
+    static final int QUICK_ITERATIONS = 1_000;
+    static final int PING_PONG_ROUNDS = 2_000;
+    static final int PING_PONG_SAMPLES = 15;
+
+    @Option(names = "--quick", description = "Short run (<= 20 s on a quiet machine): --warmup " + QUICK_WARMUP
+            + " --iterations " + QUICK_ITERATIONS + " unless given.")
+    boolean quick;
+
+    @Option(names = "--msgs", paramLabel = "N", description = "Messages per iteration (default: ${DEFAULT-VALUE}; "
+            + "10000 is the microbenchmark size).")
+    int msgs = DEFAULT_MSGS;
+
+    @Option(names = "--iterations", paramLabel = "N", description = "Measured iterations per implementation "
+            + "(default: " + DEFAULT_ITERATIONS + ", --quick: " + QUICK_ITERATIONS + ").")
+    Integer iterations;
+
+    @Option(names = "--warmup", paramLabel = "N", description = "Warm-up iterations per implementation "
+            + "(default: " + DEFAULT_WARMUP + ", --quick: " + QUICK_WARMUP + ").")
+    Integer warmup;
+
+    @Option(names = "--only", paramLabel = "REGEX", description = "Run only the implementations whose name "
+            + "contains a match, e.g. 'mailbox_throughput|jctools'.")
+    Pattern only;
+
+    @Option(names = "--out", paramLabel = "DIR", description = "Where results.md, results.json and "
+            + Report.CHART + " go (default: ${DEFAULT-VALUE}).")
+    Path out = Path.of("bench", "target", "results");
+
+    @Option(names = "--capacity", paramLabel = "N", description = "Bounded capacity of every channel "
+            + "(default: ${DEFAULT-VALUE}).")
+    int capacity = 1024;
+
+    @Option(names = "--batch", paramLabel = "N", description = "Most messages per batched receive "
+            + "(default: ${DEFAULT-VALUE}).")
+    int batch = 256;
+
+    @Option(names = "--list", description = "List the implementations and exit.")
+    boolean list;
+
+    @Spec
+    CommandSpec spec;
+
+    private PrintStream stdout = System.out;
+    private PrintStream stderr = System.err;
+    private String[] args = new String[0];
+
+    public static void main(String[] args) {
+        System.exit(run(System.out, System.err, args));
+    }
+
+    /**
+     * Runs the CLI in this JVM (the smoke test's entry point).
+     *
+     * @return the exit code: 0 on success, 1 if a run failed (e.g. a channel lost a message), 2 on bad options
+     */
+    static int run(PrintStream stdout, PrintStream stderr, String... args) {
+        System.setProperty("java.awt.headless", "true");
+        final MailboxThroughput command = new MailboxThroughput();
+        command.stdout = stdout;
+        command.stderr = stderr;
+        command.args = args.clone();
+        return new CommandLine(command)
+                .setOut(new PrintWriter(stdout, true))
+                .setErr(new PrintWriter(stderr, true))
+                .execute(args);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        final int warmup = this.warmup != null ? this.warmup : quick ? QUICK_WARMUP : DEFAULT_WARMUP;
+        final int iterations = this.iterations != null ? this.iterations : quick ? QUICK_ITERATIONS
+                : DEFAULT_ITERATIONS;
+        checkPositive("msgs", msgs, 1);
+        checkPositive("iterations", iterations, 1);
+        checkPositive("warmup", warmup, 0);
+        checkPositive("capacity", capacity, 1);
+        checkPositive("batch", batch, 1);
+
+        final List<Workloads.Entry> entries = new ArrayList<>();
+        for (Workloads.Entry e : Workloads.all()) {
+            if (only == null || only.matcher(e.name()).find()) {
+                entries.add(e);
+            }
+        }
+        if (list) {
+            for (Workloads.Entry e : Workloads.all()) {
+                stdout.printf(Locale.ROOT, "%-42s %s%n", e.name(), e.description());
+            }
+            return 0;
+        }
+        if (entries.isEmpty()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--only: " + only
+                    + " matches no implementation (see --list)");
+        }
+
+        final Report.Header header = new Report.Header(command(), jvm(), Runtime.getRuntime().availableProcessors(),
+                System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
+                        + System.getProperty("os.arch"),
+                String.format(Locale.ROOT, "msgs/iter=%d capacity=%d batch=%d warmup=%d iterations=%d "
+                                + "implementations=%d, interleaved round-robin in one JVM, 1 producer + 1 consumer thread",
+                        msgs, capacity, batch, warmup, iterations, entries.size()),
+                msgs, capacity, batch, warmup, iterations);
+        stdout.print(Report.header(header));
+        stdout.flush();
+
+        final Integer[] payload = new Integer[msgs];
+        for (int i = 0; i < msgs; i++) {
+            payload[i] = i;
+        }
+        final DrivenExecutor consumerExecutor = new DrivenExecutor();
+        final Workloads.Setup setup = new Workloads.Setup(capacity, batch, msgs, payload, consumerExecutor);
+        final List<Workload> workloads = new ArrayList<>();
+        final List<Measurement> measurements = new ArrayList<>();
+        final long started = System.nanoTime();
+        double pingStart;
+        double pingEnd;
+        final long gcCount0;
+        final long gcMillis0;
+        try (TwoThreadHarness harness = new TwoThreadHarness()) {
+            final Allocation allocation = Allocation.of(harness);
+            pingStart = pingPong(harness);
+            stdout.printf(Locale.ROOT, "Ping-pong: %.0f ns per cache-line round trip between the two threads%n%n",
+                    pingStart);
+            stdout.flush();
+            for (Workloads.Entry e : entries) {
+                final Workload w = e.factory().apply(setup);
+                harness.open(w);
+                workloads.add(w);
+                measurements.add(new Measurement(e, msgs));
+            }
+            try {
+                rounds(harness, workloads, null, warmup, "warm-up", started, allocation);
+                gcCount0 = gcCount();
+                gcMillis0 = gcMillis();
+                rounds(harness, workloads, measurements, iterations, "measure", started, allocation);
+            } finally {
+                for (int i = 0; i < workloads.size(); i++) {
+                    measurements.get(i).stats = workloads.get(i).stats();
+                    workloads.get(i).close();
+                }
+            }
+            pingEnd = pingPong(harness);
+        }
+        final String gc = String.format(Locale.ROOT, "GC during the measured rounds: %d collections, %d ms; "
+                        + "whole run %.1f s", gcCount() - gcCount0, gcMillis() - gcMillis0,
+                (System.nanoTime() - started) / 1e9);
+        final Report report = new Report(header, measurements, pingStart, pingEnd, gc);
+        stdout.print(report.console());
+        final List<Path> files = report.write(out);
+        stdout.println("Wrote " + files.stream().map(Path::toString).reduce((a, b) -> a + ", " + b).orElse(""));
+        stdout.flush();
+        return 0;
+    }
+
+    /** Runs {@code count} rounds of one iteration per workload, in registry order. */
+    private void rounds(TwoThreadHarness harness, List<Workload> workloads, List<Measurement> into, int count,
+            String phase, long started, Allocation allocation) throws Exception {
+        final int step = Math.max(1, count / 10);
+        for (int r = 0; r < count; r++) {
+            for (int i = 0; i < workloads.size(); i++) {
+                final Workload w = workloads.get(i);
+                if (into == null) {
+                    harness.iterate(w, msgs);
+                } else {
+                    final long before = allocation.total();
+                    final long nanos = harness.iterate(w, msgs);
+                    final long after = allocation.total();
+                    into.get(i).record(nanos, before < 0 ? -1 : after - before);
+                }
+            }
+            if ((r + 1) % step == 0 || r + 1 == count) {
+                stderr.printf(Locale.ROOT, "[%s] %d/%d rounds of %d implementations (%.1f s)%n", phase, r + 1, count,
+                        workloads.size(), (System.nanoTime() - started) / 1e9);
+            }
+        }
+    }
+
+    private static double pingPong(TwoThreadHarness harness) throws Exception {
+        harness.pingPongNanos(PING_PONG_ROUNDS); // warm-up
+        final double[] samples = new double[PING_PONG_SAMPLES];
+        for (int i = 0; i < samples.length; i++) {
+            samples[i] = harness.pingPongNanos(PING_PONG_ROUNDS);
+        }
+        Arrays.sort(samples);
+        return samples[samples.length / 2];
+    }
+
+    private String command() {
+        return "java -jar bench/target/mailbox-bench.jar" + (args.length == 0 ? "" : " " + String.join(" ", args));
+    }
+
+    private static String jvm() {
+        return System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version") + " ("
+                + System.getProperty("java.vm.vendor") + ", Java " + System.getProperty("java.version") + ")";
+    }
+
+    private void checkPositive(String name, int value, int min) {
+        if (value < min) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--" + name + ": " + value + " (expected: >= " + min + ")");
+        }
+    }
+
+    private static long gcCount() {
+        long n = 0;
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            n += Math.max(0, gc.getCollectionCount());
+        }
+        return n;
+    }
+
+    private static long gcMillis() {
+        long n = 0;
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            n += Math.max(0, gc.getCollectionTime());
+        }
+        return n;
+    }
+
+    /** Bytes allocated so far by the producer and the consumer thread (HotSpot's per-thread counters). */
+    static final class Allocation {
+        private final com.sun.management.ThreadMXBean bean;
+        private final long consumerId;
+
+        private Allocation(com.sun.management.ThreadMXBean bean, long consumerId) {
+            this.bean = bean;
+            this.consumerId = consumerId;
+        }
+
+        static Allocation of(TwoThreadHarness harness) {
+            if (ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean bean
+                    && bean.isThreadAllocatedMemorySupported() && bean.isThreadAllocatedMemoryEnabled()) {
+                return new Allocation(bean, harness.consumerId());
+            }
+            return new Allocation(null, -1L);
+        }
+
+        /** @return the bytes allocated by the two harness threads, or -1 if the JVM cannot tell */
+        long total() {
+            return bean == null ? -1L : bean.getCurrentThreadAllocatedBytes() + bean.getThreadAllocatedBytes(consumerId);
+        }
+    }
+}

@@ -1,0 +1,335 @@
+package dev.mighty.mailbox.bench.cli;
+
+import java.awt.Color;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.style.Styler;
+
+/**
+ * Turns the measurements of one run into the reference lines, the table, the expectation checks and the
+ * three files ({@value #MARKDOWN}, {@value #JSON}, {@value #CHART}).
+ */
+final class Report {
+    static final String MARKDOWN = "results.md";
+    static final String JSON = "results.json";
+    static final String CHART = "mailbox_throughput.png";
+    /** The reference page pads names to column 32 (its longest name + 3). */
+    static final int MIN_NAME_COLUMN = 32;
+
+    /**
+     * A shape the reference page or issue #5 expects, checked as a ratio of two medians of this run.
+     *
+     * @param source    where the expectation comes from
+     * @param text      what it says
+     * @param slower    the row expected to take more time (the numerator)
+     * @param faster    the row expected to take less time (the denominator)
+     * @param bound     the ratio that passes
+     * @param atMost    true: pass when the ratio is at most {@code bound}; false: at least {@code bound}
+     */
+    record Expectation(String source, String text, String slower, String faster, double bound, boolean atMost) {
+        String check(Map<String, Measurement> rows) {
+            final Double ratio = ratio(rows);
+            if (ratio == null) {
+                return "n/a ";
+            }
+            return (atMost ? ratio <= bound : ratio >= bound) ? "PASS" : "MISS";
+        }
+
+        Double ratio(Map<String, Measurement> rows) {
+            final Measurement a = rows.get(slower);
+            final Measurement b = rows.get(faster);
+            return a == null || b == null ? null : a.medianNanos() / b.medianNanos();
+        }
+    }
+
+    static final List<Expectation> EXPECTATIONS = List.of(
+            new Expectation("reference", "mailbox within 2x of the bare bounded channel (jctools mpsc)",
+                    Workloads.MAILBOX, Workloads.JCTOOLS_MPSC, 2.0, true),
+            new Expectation("reference", "mailbox at most 5x slower than an SPSC lock-free ring (reference saw 3-5x)",
+                    Workloads.MAILBOX, Workloads.JCTOOLS_SPSC, 5.0, true),
+            new Expectation("reference", "batched recv faster than single recv (reference saw 7-8%)",
+                    Workloads.MAILBOX_SINGLE_RECV, Workloads.MAILBOX, 1.0, false),
+            new Expectation("goal", "MPSC mailbox <= 1.2x bare MpscArrayQueue (CLI: poll; JMH compares drain)",
+                    Workloads.MAILBOX, Workloads.JCTOOLS_MPSC, 1.2, true),
+            new Expectation("goal", "SPSC mailbox <= 1.3x bare SpscArrayQueue",
+                    Workloads.SPSC_MAILBOX, Workloads.JCTOOLS_SPSC, 1.3, true),
+            new Expectation("goal", "mailbox >= 2x faster than ArrayBlockingQueue",
+                    Workloads.ABQ, Workloads.MAILBOX, 2.0, false),
+            new Expectation("goal", "frame inline path <= 1.3x the raw mailbox",
+                    Workloads.FRAME_MAILBOX, Workloads.MAILBOX, 1.3, true),
+            new Expectation("goal", "MailboxPublisher <= 1.2x the raw mailbox",
+                    Workloads.PUBLISHER_MAILBOX, Workloads.MAILBOX, 1.2, true),
+            new Expectation("goal", "fused MailboxFlux >= 3x faster than the Reactor unicast sink",
+                    Workloads.REACTOR_SINK, Workloads.FLUX_MAILBOX, 3.0, false));
+
+    /** What the run was: printed first, and written at the top of results.md and results.json. */
+    record Header(String command, String jvm, int cores, String os, String settings, int messages, int capacity,
+            int batch, int warmup, int iterations) {
+    }
+
+    private final Header header;
+    private final List<Measurement> rows;
+    private final Map<String, Measurement> byName = new LinkedHashMap<>();
+    private final double pingPongStart;
+    private final double pingPongEnd;
+    private final String gc;
+    private final int nameColumn;
+
+    Report(Header header, List<Measurement> rows, double pingPongStart, double pingPongEnd, String gc) {
+        this.header = header;
+        this.rows = rows;
+        for (Measurement m : rows) {
+            byName.put(m.name(), m);
+        }
+        this.pingPongStart = pingPongStart;
+        this.pingPongEnd = pingPongEnd;
+        this.gc = gc;
+        int longest = 0;
+        for (Measurement m : rows) {
+            longest = Math.max(longest, m.name().length());
+        }
+        this.nameColumn = Math.max(MIN_NAME_COLUMN, longest + 3);
+    }
+
+    /** The header lines, printed before the run. */
+    static String header(Header h) {
+        return "JVM:      " + h.jvm() + "\n"
+                + "Cores:    " + h.cores() + " (Runtime.availableProcessors)\n"
+                + "OS:       " + h.os() + "\n"
+                + "Settings: " + h.settings() + "\n"
+                + "Command:  " + h.command() + "\n";
+    }
+
+    static String msgsLabel(int messages) {
+        return messages % 1000 == 0 ? messages / 1000 + "k" : Integer.toString(messages);
+    }
+
+    /** One reference-format line, e.g. {@code mailbox_throughput   median=     0.221 ms  p95=  ...}. */
+    String line(Measurement m) {
+        return String.format(Locale.ROOT, "%-" + nameColumn + "smedian=%10.3f ms  p95=%10.3f ms  p99=%10.3f ms  (%s msgs/iter)",
+                m.name(), m.medianNanos() / 1e6, m.p95Nanos() / 1e6, m.p99Nanos() / 1e6,
+                msgsLabel(m.messagesPerIteration));
+    }
+
+    String lines() {
+        final StringBuilder sb = new StringBuilder();
+        for (Measurement m : rows) {
+            sb.append(line(m)).append('\n');
+        }
+        return sb.toString();
+    }
+
+    String pingPong() {
+        return String.format(Locale.ROOT, "Ping-pong calibration (one cache-line round trip between the producer and "
+                + "consumer threads): %.0f ns at start, %.0f ns at end", pingPongStart, pingPongEnd);
+    }
+
+    private String ratio(Measurement m, String to) {
+        final Measurement base = byName.get(to);
+        return base == null ? "-" : String.format(Locale.ROOT, "%.2fx", m.medianNanos() / base.medianNanos());
+    }
+
+    /** The table, as Markdown (readable on a terminal too). */
+    String table() {
+        final StringBuilder sb = new StringBuilder();
+        sb.append("| implementation | median ms | msgs/s (median) | ns/msg | vs mailbox | vs SPSC ring "
+                + "| spread p95/median | B/msg |\n");
+        sb.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (Measurement m : rows) {
+            final double b = m.bytesPerMessage();
+            sb.append(String.format(Locale.ROOT, "| %s%s | %.3f | %,.0f | %.1f | %s | %s | %.2f | %s |%n",
+                    m.name(), m.entry.ours() ? "" : " *", m.medianNanos() / 1e6, m.msgsPerSecond(),
+                    m.nanosPerMessage(), ratio(m, Workloads.MAILBOX), ratio(m, Workloads.JCTOOLS_SPSC), m.spread(),
+                    b < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f", b)));
+        }
+        sb.append("\n`*` comparator. Ratios are of median iteration times (> 1 is slower). B/msg: bytes allocated by both "
+                + "threads during the measured iterations, per message.\n");
+        return sb.toString();
+    }
+
+    String expectations() {
+        final StringBuilder sb = new StringBuilder();
+        for (Expectation e : EXPECTATIONS) {
+            final Double r = e.ratio(byName);
+            sb.append("- ").append(e.check(byName)).append("  ").append(e.text()).append(": ");
+            if (r == null) {
+                sb.append("not measured (").append(byName.containsKey(e.slower()) ? e.faster() : e.slower())
+                        .append(" not in this run)");
+            } else {
+                sb.append(String.format(Locale.ROOT, "%s / %s = %.2fx (%s %.1fx)", e.slower(), e.faster(), r,
+                        e.atMost() ? "<=" : ">=", e.bound()));
+            }
+            sb.append(" [").append(e.source()).append("]\n");
+        }
+        return sb.toString();
+    }
+
+    String stats() {
+        final StringBuilder sb = new StringBuilder();
+        for (Measurement m : rows) {
+            if (m.stats != null) {
+                sb.append(String.format(Locale.ROOT, "%-" + nameColumn + "s%s%n", m.name(), m.stats));
+            }
+        }
+        return sb.toString();
+    }
+
+    /** Everything after the run, for stdout. */
+    String console() {
+        return lines() + "\n" + pingPong() + "\n\n" + table() + "\nExpectations (ratios of medians, this run):\n"
+                + expectations() + (stats().isEmpty() ? "" : "\nMailbox stats at the end:\n" + stats())
+                + "\n" + gc + "\n";
+    }
+
+    String markdown() {
+        return "## mailbox_throughput\n\n"
+                + "Command: `" + header.command() + "`\n\n"
+                + "- JVM: " + header.jvm() + "\n"
+                + "- Cores: " + header.cores() + "\n"
+                + "- OS: " + header.os() + "\n"
+                + "- Settings: " + header.settings() + "\n"
+                + "- " + pingPong() + "\n"
+                + "- " + gc + "\n\n"
+                + "```text\n" + lines() + "```\n\n"
+                + table() + "\n"
+                + "Expectations (ratios of medians, this run):\n\n" + expectations() + "\n"
+                + "![msgs/s per implementation](" + CHART + ")\n"
+                + (stats().isEmpty() ? "" : "\nMailbox stats at the end:\n\n```text\n" + stats() + "```\n");
+    }
+
+    String json() {
+        final StringBuilder sb = new StringBuilder();
+        sb.append("{\n");
+        sb.append("  \"command\": ").append(quote(header.command())).append(",\n");
+        sb.append("  \"jvm\": ").append(quote(header.jvm())).append(",\n");
+        sb.append("  \"cores\": ").append(header.cores()).append(",\n");
+        sb.append("  \"os\": ").append(quote(header.os())).append(",\n");
+        sb.append("  \"settings\": {\"msgsPerIteration\": ").append(header.messages())
+                .append(", \"capacity\": ").append(header.capacity())
+                .append(", \"batch\": ").append(header.batch())
+                .append(", \"warmupIterations\": ").append(header.warmup())
+                .append(", \"measuredIterations\": ").append(header.iterations()).append("},\n");
+        sb.append("  \"pingPongNanos\": {\"start\": ").append(num(pingPongStart)).append(", \"end\": ")
+                .append(num(pingPongEnd)).append("},\n");
+        sb.append("  \"gc\": ").append(quote(gc)).append(",\n");
+        sb.append("  \"results\": [\n");
+        for (int i = 0; i < rows.size(); i++) {
+            final Measurement m = rows.get(i);
+            sb.append("    {\"name\": ").append(quote(m.name()))
+                    .append(", \"description\": ").append(quote(m.entry.description()))
+                    .append(", \"comparator\": ").append(!m.entry.ours())
+                    .append(", \"iterations\": ").append(m.histogram.getTotalCount())
+                    .append(", \"medianMs\": ").append(num(m.medianNanos() / 1e6))
+                    .append(", \"p95Ms\": ").append(num(m.p95Nanos() / 1e6))
+                    .append(", \"p99Ms\": ").append(num(m.p99Nanos() / 1e6))
+                    .append(", \"msgsPerSecond\": ").append(num(m.msgsPerSecond()))
+                    .append(", \"nsPerMessage\": ").append(num(m.nanosPerMessage()))
+                    .append(", \"ratioToMailbox\": ").append(ratioJson(m, Workloads.MAILBOX))
+                    .append(", \"ratioToSpscRing\": ").append(ratioJson(m, Workloads.JCTOOLS_SPSC))
+                    .append(", \"spreadP95OverMedian\": ").append(num(m.spread()))
+                    .append(", \"bytesPerMessage\": ").append(m.bytesPerMessage() < 0 ? "null" : num(m.bytesPerMessage()))
+                    .append(", \"stats\": ").append(m.stats == null ? "null" : quote(m.stats))
+                    .append(i + 1 < rows.size() ? "},\n" : "}\n");
+        }
+        sb.append("  ],\n");
+        sb.append("  \"expectations\": [\n");
+        for (int i = 0; i < EXPECTATIONS.size(); i++) {
+            final Expectation e = EXPECTATIONS.get(i);
+            final Double r = e.ratio(byName);
+            sb.append("    {\"source\": ").append(quote(e.source()))
+                    .append(", \"text\": ").append(quote(e.text()))
+                    .append(", \"ratio\": ").append(r == null ? "null" : num(r))
+                    .append(", \"bound\": ").append(num(e.bound()))
+                    .append(", \"atMost\": ").append(e.atMost())
+                    .append(", \"status\": ").append(quote(e.check(byName).trim()))
+                    .append(i + 1 < EXPECTATIONS.size() ? "},\n" : "}\n");
+        }
+        sb.append("  ]\n}\n");
+        return sb.toString();
+    }
+
+    private String ratioJson(Measurement m, String to) {
+        final Measurement base = byName.get(to);
+        return base == null ? "null" : num(m.medianNanos() / base.medianNanos());
+    }
+
+    private static String num(double d) {
+        return Double.isFinite(d) ? String.format(Locale.ROOT, "%.6g", d) : "null";
+    }
+
+    static String quote(String s) {
+        final StringBuilder sb = new StringBuilder("\"");
+        for (int i = 0; i < s.length(); i++) {
+            final char c = s.charAt(i);
+            switch (c) {
+                case '"' -> sb.append("\\\"");
+                case '\\' -> sb.append("\\\\");
+                case '\n' -> sb.append("\\n");
+                case '\r' -> sb.append("\\r");
+                case '\t' -> sb.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        sb.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+                    } else {
+                        sb.append(c);
+                    }
+                }
+            }
+        }
+        return sb.append('"').toString();
+    }
+
+    /** Writes results.md, results.json and the chart into {@code dir}; returns the paths written. */
+    List<Path> write(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        final List<Path> written = new ArrayList<>();
+        final Path md = dir.resolve(MARKDOWN);
+        Files.writeString(md, markdown(), StandardCharsets.UTF_8);
+        written.add(md);
+        final Path json = dir.resolve(JSON);
+        Files.writeString(json, json(), StandardCharsets.UTF_8);
+        written.add(json);
+        final Path png = dir.resolve(CHART);
+        writeChart(png);
+        written.add(png);
+        return written;
+    }
+
+    /** A bar per implementation, msgs/s at the median; ours and comparators in two colours. Headless. */
+    private void writeChart(Path png) throws IOException {
+        final CategoryChart chart = new CategoryChartBuilder().width(1200).height(700)
+                .title("mailbox_throughput: msgs/s at the median (" + msgsLabel(header.messages())
+                        + " msgs/iter, capacity " + header.capacity() + ", " + header.cores() + " cores; higher is better)")
+                .xAxisTitle("implementation").yAxisTitle("million msgs/s").build();
+        final Styler styler = chart.getStyler();
+        chart.getStyler().setOverlapped(true);
+        chart.getStyler().setXAxisLabelRotation(30);
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
+        chart.getStyler().setSeriesColors(new Color[] {new Color(0x2E7D32), new Color(0x9E9E9E)});
+        chart.getStyler().setChartBackgroundColor(Color.WHITE);
+        styler.setToolTipsEnabled(false);
+        final List<String> names = new ArrayList<>();
+        final List<Double> ours = new ArrayList<>();
+        final List<Double> others = new ArrayList<>();
+        for (Measurement m : rows) {
+            names.add(m.name().replace("_throughput", ""));
+            final double mps = m.msgsPerSecond() / 1e6;
+            ours.add(m.entry.ours() ? mps : 0.0);
+            others.add(m.entry.ours() ? 0.0 : mps);
+        }
+        chart.addSeries("reactor-mailbox", names, ours);
+        chart.addSeries("comparators", names, others);
+        BitmapEncoder.saveBitmap(chart, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+}

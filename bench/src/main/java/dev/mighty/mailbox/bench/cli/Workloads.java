@@ -1,0 +1,576 @@
+package dev.mighty.mailbox.bench.cli;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Flow;
+import java.util.concurrent.SubmissionPublisher;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import dev.mighty.mailbox.FrameHandler;
+import dev.mighty.mailbox.FrameMailbox;
+import dev.mighty.mailbox.FrameView;
+import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.MailboxStats;
+import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.bench.DrivenExecutor;
+import org.jctools.queues.MessagePassingQueue;
+import org.jctools.queues.MpscArrayQueue;
+import org.jctools.queues.SpscArrayQueue;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+import reactor.util.concurrent.Queues;
+
+/**
+ * The registry of what {@code mailbox_throughput} measures, in output (and interleaving) order. Each row is a
+ * small {@link Workload}; add one by adding an {@link Entry} to {@link #all()}.
+ *
+ * <p>Every row carries the same boxed messages ({@code Integer} 0 .. n-1, allocated once per run), except the
+ * frame rows, which copy a 32- or 256-byte payload from one reused buffer and carry the index as the
+ * correlation id. Producers that can wait (mailbox {@code send}, {@code ArrayBlockingQueue.put},
+ * {@code SubmissionPublisher.submit}) wait the way the implementation does; bare rings busy-wait with
+ * {@link Workload#idle(int)} (spin, then yield), as a user of a bare ring would.
+ */
+final class Workloads {
+    static final String MAILBOX = "mailbox_throughput";
+    static final String MAILBOX_SINGLE_RECV = "mailbox_single_recv_throughput";
+    static final String SPSC_MAILBOX = "spsc_mailbox_throughput";
+    static final String FRAME_MAILBOX = "frame_mailbox_throughput";
+    static final String FRAME_MAILBOX_SPILL = "frame_mailbox_spill_throughput";
+    static final String PUBLISHER_MAILBOX = "publisher_mailbox_throughput";
+    static final String FLUX_MAILBOX = "flux_mailbox_throughput";
+    static final String ABQ = "abq_mailbox_throughput";
+    static final String JCTOOLS_MPSC = "jctools_mpsc_mailbox_throughput";
+    static final String JCTOOLS_SPSC = "jctools_spsc_mailbox_throughput";
+    static final String REACTOR_SINK = "reactor_sink_mailbox_throughput";
+    static final String SUBMISSION_PUBLISHER = "submission_publisher_mailbox_throughput";
+
+    /** Payload of {@link #FRAME_MAILBOX}: fits the slot's 48 inline bytes. */
+    static final int INLINE_PAYLOAD = 32;
+    /** Payload of {@link #FRAME_MAILBOX_SPILL}: goes to the slot's reused spill buffer. */
+    static final int SPILL_PAYLOAD = 256;
+    /** The frame kind sent by the frame rows. */
+    static final int FRAME_KIND = 7;
+
+    private Workloads() {
+    }
+
+    /**
+     * What a workload is built from.
+     *
+     * @param capacity bounded capacity of every channel
+     * @param batch    the most messages one batched receive takes
+     * @param messages messages per iteration; {@code payload[i]} is message i
+     * @param consumer runs on the consumer thread: the executor of the rows that hop threads
+     */
+    record Setup(int capacity, int batch, int messages, Integer[] payload, DrivenExecutor consumer) {
+    }
+
+    /**
+     * One row of the report.
+     *
+     * @param name        the reference-style name, e.g. {@code mailbox_throughput}
+     * @param description what is measured, for results.md
+     * @param ours        whether it is reactor-mailbox (true) or a comparator (false)
+     */
+    record Entry(String name, String description, boolean ours, Function<Setup, Workload> factory) {
+    }
+
+    /** @return every row, in output order */
+    static List<Entry> all() {
+        return List.of(
+                new Entry(MAILBOX, "MPSC Mailbox: send() / recvMany(batch)", true,
+                        s -> new MailboxBatched(Mailboxes.<Integer>builder().capacity(s.capacity()).name(MAILBOX)
+                                .build(), s)),
+                new Entry(MAILBOX_SINGLE_RECV, "MPSC Mailbox: send() / recv()", true, MailboxSingleRecv::new),
+                new Entry(SPSC_MAILBOX, "SPSC Mailbox (singleProducer): send() / recvMany(batch)", true,
+                        s -> new MailboxBatched(Mailboxes.<Integer>builder().capacity(s.capacity()).singleProducer()
+                                .name(SPSC_MAILBOX).build(), s)),
+                new Entry(FRAME_MAILBOX, "FrameMailbox, 32 B inline: trySend(kind, id, ByteBuffer) / recvFrames", true,
+                        s -> new Frames(FRAME_MAILBOX, INLINE_PAYLOAD, s)),
+                new Entry(FRAME_MAILBOX_SPILL, "FrameMailbox, 256 B spilled: trySend(kind, id, ByteBuffer) / recvFrames",
+                        true, s -> new Frames(FRAME_MAILBOX_SPILL, SPILL_PAYLOAD, s)),
+                // TODO(lead, after merging the adapters): add the two adapter rows here, between the frame rows and
+                // the comparators, so that the interleaving and the table keep this order:
+                //   new Entry(PUBLISHER_MAILBOX, "MailboxPublisher over an MPSC Mailbox, unbounded demand", true,
+                //           PublisherRow::new),
+                //   new Entry(FLUX_MAILBOX, "MailboxFlux.from(mailbox).publishOn(consumer thread)", true,
+                //           FluxRow::new),
+                // PublisherRow: new MailboxPublisher<>(mailbox).subscribe(check) in open(), with check an
+                // ObjectCheck-based org.reactivestreams.Subscriber requesting Long.MAX_VALUE; produce = send();
+                // consume = wait (Workload.idle(int)) until check.complete(), or s.consumer().runUntil(check, ...)
+                // if the publisher drains on an Executor given as s.consumer().
+                // FluxRow: as ReactorSink below with MailboxFlux.from(mailbox) instead of sink.asFlux(), and the
+                // mailbox's send() as the producer. The expectations in Report already name both rows.
+                new Entry(ABQ, "java.util.concurrent.ArrayBlockingQueue: put() / take()", false, Abq::new),
+                new Entry(JCTOOLS_MPSC, "JCTools MpscArrayQueue, bare: offer/poll, busy (spin, then yield)", false,
+                        s -> new BareRing(JCTOOLS_MPSC, new MpscArrayQueue<>(s.capacity()), s)),
+                new Entry(JCTOOLS_SPSC, "JCTools SpscArrayQueue, bare: offer/poll, busy (spin, then yield)", false,
+                        s -> new BareRing(JCTOOLS_SPSC, new SpscArrayQueue<>(s.capacity()), s)),
+                new Entry(REACTOR_SINK, "Sinks.many().unicast().onBackpressureBuffer(queue 1024).publishOn", false,
+                        ReactorSink::new),
+                new Entry(SUBMISSION_PUBLISHER, "java.util.concurrent.SubmissionPublisher: submit() / onNext",
+                        false, Submission::new));
+    }
+
+    // ------------------------------------------------------------------ checks
+
+    /**
+     * Counts the messages of one iteration and checks their order: message i must be i. Used by one thread at
+     * a time (the consumer thread, or the executor task running on it).
+     */
+    static class OrderCheck implements BooleanSupplier {
+        private final String name;
+        private int received;
+        private int expected;
+        private int firstBadIndex = -1;
+        private long firstBadValue;
+
+        OrderCheck(String name) {
+            this.name = name;
+        }
+
+        final void begin(int n) {
+            received = 0;
+            expected = n;
+            firstBadIndex = -1;
+        }
+
+        final void check(long value) {
+            if (value != received && firstBadIndex < 0) {
+                firstBadIndex = received;
+                firstBadValue = value;
+            }
+            received++;
+        }
+
+        final void fail(long value) {
+            if (firstBadIndex < 0) {
+                firstBadIndex = received;
+                firstBadValue = value;
+            }
+        }
+
+        final int remaining() {
+            return expected - received;
+        }
+
+        /** @return whether all messages of the iteration arrived (the {@link DrivenExecutor} stop condition) */
+        @Override
+        public boolean getAsBoolean() {
+            return received >= expected;
+        }
+
+        /** @throws IllegalStateException if the iteration did not receive exactly 0 .. n-1 in order */
+        final void verify() {
+            if (received != expected || firstBadIndex >= 0) {
+                throw new IllegalStateException(name + ": received=" + received + ", expected=" + expected
+                        + (firstBadIndex < 0 ? "" : ", firstMismatch: index=" + firstBadIndex + " value="
+                        + firstBadValue));
+            }
+        }
+    }
+
+    static final class ObjectCheck extends OrderCheck implements Consumer<Integer> {
+        ObjectCheck(String name) {
+            super(name);
+        }
+
+        @Override
+        public void accept(Integer value) {
+            check(value.intValue());
+        }
+    }
+
+    /** Checks the correlation id (the index), the kind and the payload length of each frame. */
+    static final class FrameCheck extends OrderCheck implements FrameHandler {
+        private final int payloadLength;
+
+        FrameCheck(String name, int payloadLength) {
+            super(name);
+            this.payloadLength = payloadLength;
+        }
+
+        @Override
+        public void onFrame(FrameView frame) {
+            if (frame.payloadLength() != payloadLength || frame.kind() != FRAME_KIND) {
+                fail(frame.correlationId());
+            }
+            check(frame.correlationId());
+        }
+    }
+
+    /** A subscriber for both Reactor ({@link CoreSubscriber}) and the JDK ({@link Flow.Subscriber}). */
+    static final class SubscriberCheck extends OrderCheck implements CoreSubscriber<Integer>,
+            Flow.Subscriber<Integer> {
+        volatile boolean subscribed;
+        volatile Throwable error;
+
+        SubscriberCheck(String name) {
+            super(name);
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            s.request(Long.MAX_VALUE);
+            subscribed = true;
+        }
+
+        @Override
+        public void onSubscribe(Flow.Subscription s) {
+            s.request(Long.MAX_VALUE);
+            subscribed = true;
+        }
+
+        @Override
+        public void onNext(Integer value) {
+            check(value.intValue());
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            error = t;
+        }
+
+        @Override
+        public void onComplete() {
+        }
+
+        @Override
+        public boolean getAsBoolean() {
+            return super.getAsBoolean() || error != null;
+        }
+
+        void verifyNoError() {
+            final Throwable t = error;
+            if (t != null) {
+                throw new IllegalStateException("subscriber got onError", t);
+            }
+            verify();
+        }
+    }
+
+    static String format(MailboxStats s) {
+        return "admitted=" + s.admitted() + " received=" + s.received() + " highWaterMark=" + s.highWaterMark()
+                + " refused=" + s.refused() + " parkedProducers=" + s.parkedProducers() + " size=" + s.size();
+    }
+
+    // ------------------------------------------------------------------ reactor-mailbox rows
+
+    /** {@code send()} / {@code recvMany(check, batch)}: the actor loop's batched receive. MPSC or SPSC. */
+    static final class MailboxBatched implements Workload {
+        private final Mailbox<Integer> mailbox;
+        private final Integer[] payload;
+        private final int batch;
+        private final ObjectCheck check;
+
+        MailboxBatched(Mailbox<Integer> mailbox, Setup s) {
+            this.mailbox = mailbox;
+            this.payload = s.payload();
+            this.batch = s.batch();
+            this.check = new ObjectCheck(mailbox.stats().name());
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final Mailbox<Integer> mailbox = this.mailbox;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i++) {
+                mailbox.send(payload[i]);
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            final ObjectCheck check = this.check;
+            check.begin(n);
+            for (int r; (r = check.remaining()) > 0; ) {
+                if (mailbox.recvMany(check, Math.min(batch, r)) == 0) {
+                    break; // closed and drained: verify() reports the shortfall
+                }
+            }
+            check.verify();
+        }
+
+        @Override
+        public String stats() {
+            return format(mailbox.stats());
+        }
+
+        @Override
+        public void close() {
+            mailbox.close();
+        }
+    }
+
+    /** {@code send()} / {@code recv()}: one message per receive. */
+    static final class MailboxSingleRecv implements Workload {
+        private final Mailbox<Integer> mailbox;
+        private final Integer[] payload;
+        private final ObjectCheck check = new ObjectCheck(MAILBOX_SINGLE_RECV);
+
+        MailboxSingleRecv(Setup s) {
+            this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(MAILBOX_SINGLE_RECV).build();
+            this.payload = s.payload();
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final Mailbox<Integer> mailbox = this.mailbox;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i++) {
+                mailbox.send(payload[i]);
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            final Mailbox<Integer> mailbox = this.mailbox;
+            final ObjectCheck check = this.check;
+            check.begin(n);
+            for (int i = 0; i < n; i++) {
+                final Integer value = mailbox.recv();
+                if (value == null) {
+                    break;
+                }
+                check.accept(value);
+            }
+            check.verify();
+        }
+
+        @Override
+        public String stats() {
+            return format(mailbox.stats());
+        }
+
+        @Override
+        public void close() {
+            mailbox.close();
+        }
+    }
+
+    /** The slab path: {@code trySend(kind, id, ByteBuffer)} (then {@code send} if full) / {@code recvFrames}. */
+    static final class Frames implements Workload {
+        private final FrameMailbox mailbox;
+        private final ByteBuffer buffer;
+        private final int batch;
+        private final FrameCheck check;
+
+        Frames(String name, int payloadLength, Setup s) {
+            this.mailbox = Mailboxes.builder().capacity(s.capacity()).name(name).buildFrames();
+            this.buffer = ByteBuffer.allocate(payloadLength);
+            for (int i = 0; i < payloadLength; i++) {
+                buffer.put(i, (byte) i);
+            }
+            this.batch = s.batch();
+            this.check = new FrameCheck(name, payloadLength);
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final FrameMailbox mailbox = this.mailbox;
+            final ByteBuffer buffer = this.buffer;
+            for (int i = 0; i < n; i++) {
+                if (!mailbox.trySend(FRAME_KIND, i, buffer)) {
+                    mailbox.send(FRAME_KIND, i, buffer);
+                }
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            final FrameCheck check = this.check;
+            check.begin(n);
+            for (int r; (r = check.remaining()) > 0; ) {
+                if (mailbox.recvFrames(check, Math.min(batch, r)) == 0) {
+                    break;
+                }
+            }
+            check.verify();
+        }
+
+        @Override
+        public String stats() {
+            return format(mailbox.stats());
+        }
+
+        @Override
+        public void close() {
+            mailbox.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ comparators
+
+    /** The lock-based bounded channel: {@code put} / {@code take}. */
+    static final class Abq implements Workload {
+        private final ArrayBlockingQueue<Integer> queue;
+        private final Integer[] payload;
+        private final ObjectCheck check = new ObjectCheck(ABQ);
+
+        Abq(Setup s) {
+            this.queue = new ArrayBlockingQueue<>(s.capacity());
+            this.payload = s.payload();
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final ArrayBlockingQueue<Integer> queue = this.queue;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i++) {
+                queue.put(payload[i]);
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            final ArrayBlockingQueue<Integer> queue = this.queue;
+            final ObjectCheck check = this.check;
+            check.begin(n);
+            for (int i = 0; i < n; i++) {
+                check.accept(queue.take());
+            }
+            check.verify();
+        }
+    }
+
+    /** A bare JCTools ring, the practical limit: busy {@code offer} / {@code poll}. */
+    static final class BareRing implements Workload {
+        private final MessagePassingQueue<Integer> queue;
+        private final Integer[] payload;
+        private final ObjectCheck check;
+
+        BareRing(String name, MessagePassingQueue<Integer> queue, Setup s) {
+            this.queue = queue;
+            this.payload = s.payload();
+            this.check = new ObjectCheck(name);
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final MessagePassingQueue<Integer> queue = this.queue;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i++) {
+                for (int spins = 0; !queue.offer(payload[i]); ) {
+                    spins = Workload.idle(spins);
+                }
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            final MessagePassingQueue<Integer> queue = this.queue;
+            final ObjectCheck check = this.check;
+            check.begin(n);
+            for (int i = 0; i < n; i++) {
+                Integer value;
+                for (int spins = 0; (value = queue.poll()) == null; ) {
+                    spins = Workload.idle(spins);
+                }
+                check.accept(value);
+            }
+            check.verify();
+        }
+    }
+
+    /** Reactor's unicast sink over a bounded queue, into {@code publishOn} running on the consumer thread. */
+    static final class ReactorSink implements Workload {
+        private final Sinks.Many<Integer> sink;
+        private final Scheduler scheduler;
+        private final DrivenExecutor consumer;
+        private final Integer[] payload;
+        private final SubscriberCheck check = new SubscriberCheck(REACTOR_SINK);
+
+        ReactorSink(Setup s) {
+            this.sink = Sinks.many().unicast().onBackpressureBuffer(Queues.<Integer>get(s.capacity()).get());
+            this.consumer = s.consumer();
+            this.scheduler = Schedulers.fromExecutor(consumer);
+            this.payload = s.payload();
+        }
+
+        @Override
+        public void open() {
+            sink.asFlux().publishOn(scheduler).subscribe(check);
+            consumer.runPending();
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final Sinks.Many<Integer> sink = this.sink;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i++) {
+                Sinks.EmitResult result;
+                for (int spins = 0; (result = sink.tryEmitNext(payload[i])) != Sinks.EmitResult.OK; ) {
+                    if (result != Sinks.EmitResult.FAIL_OVERFLOW) {
+                        throw new IllegalStateException("tryEmitNext: " + result);
+                    }
+                    spins = Workload.idle(spins);
+                }
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            check.begin(n);
+            consumer.runUntil(check, Workload::idle);
+            check.verifyNoError();
+        }
+
+        @Override
+        public void close() {
+            sink.tryEmitComplete();
+            scheduler.dispose();
+        }
+    }
+
+    /**
+     * The JDK's {@link SubmissionPublisher} with its buffer at the capacity, delivering on the consumer thread.
+     * Subscribed from the consumer thread, not the submitting one: on these machines a same-thread
+     * subscribe/submit left the last item undelivered in 5 of 6 long runs (see DESIGN.md).
+     */
+    static final class Submission implements Workload {
+        private final SubmissionPublisher<Integer> publisher;
+        private final DrivenExecutor consumer;
+        private final Integer[] payload;
+        private final SubscriberCheck check = new SubscriberCheck(SUBMISSION_PUBLISHER);
+
+        Submission(Setup s) {
+            this.consumer = s.consumer();
+            this.publisher = new SubmissionPublisher<>(consumer, s.capacity());
+            this.payload = s.payload();
+        }
+
+        @Override
+        public void open() throws InterruptedException {
+            publisher.subscribe(check);
+            final SubscriberCheck check = this.check;
+            consumer.runUntil(() -> check.subscribed || check.error != null, Workload::idle);
+        }
+
+        @Override
+        public void produce(int n) {
+            final SubmissionPublisher<Integer> publisher = this.publisher;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i++) {
+                publisher.submit(payload[i]);
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            check.begin(n);
+            consumer.runUntil(check, Workload::idle);
+            check.verifyNoError();
+        }
+
+        @Override
+        public void close() {
+            publisher.close();
+        }
+    }
+}

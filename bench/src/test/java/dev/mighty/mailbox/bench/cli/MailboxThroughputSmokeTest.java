@@ -1,0 +1,160 @@
+package dev.mighty.mailbox.bench.cli;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Runs the CLI in-process with tiny settings and checks the output's format: one reference-format line per
+ * implementation, the table, the expectations and the three files. Format only: no timing is asserted.
+ */
+class MailboxThroughputSmokeTest {
+    /** The reference page's line: {@code name  median=  0.221 ms  p95=  0.229 ms  p99=  0.234 ms  (1k msgs/iter)}. */
+    static final Pattern LINE = Pattern.compile("^([a-z_]+) +median= *(\\d+\\.\\d{3}) ms  p95= *(\\d+\\.\\d{3}) ms"
+            + "  p99= *(\\d+\\.\\d{3}) ms  \\((\\d+k?) msgs/iter\\)$");
+
+    record Run(int exitCode, String out, String err) {
+    }
+
+    static Run run(String... args) {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final int code = MailboxThroughput.run(new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), args);
+        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldPrintOneReferenceLinePerImplementationWhenRunWithTinySettings(@TempDir Path dir) throws Exception {
+        final Run run = run("--msgs", "200", "--iterations", "3", "--warmup", "1", "--out", dir.toString());
+
+        assertThat(run.exitCode()).as("exit code; stderr:%n%s", run.err()).isZero();
+        final List<String> lines = run.out().lines().filter(l -> l.contains("median=")).collect(Collectors.toList());
+        final List<String> names = new ArrayList<>();
+        for (String line : lines) {
+            final Matcher m = LINE.matcher(line);
+            assertThat(m.matches()).as("reference format: '%s'", line).isTrue();
+            names.add(m.group(1));
+            assertThat(m.group(5)).isEqualTo("200");
+            assertThat(Double.parseDouble(m.group(2))).isLessThanOrEqualTo(Double.parseDouble(m.group(3)));
+            assertThat(Double.parseDouble(m.group(3))).isLessThanOrEqualTo(Double.parseDouble(m.group(4)));
+        }
+        assertThat(names).containsExactlyElementsOf(
+                Workloads.all().stream().map(Workloads.Entry::name).collect(Collectors.toList()));
+        assertThat(lines.stream().map(l -> l.indexOf("median=")).distinct()).as("one column for all names")
+                .hasSize(1);
+
+        assertThat(run.out()).contains("JVM:", "Cores:", "Settings:", "Ping-pong", "| implementation |",
+                "Expectations", Workloads.MAILBOX + " / " + Workloads.JCTOOLS_MPSC);
+        assertThat(run.out().indexOf("JVM:")).as("the header comes first").isZero();
+        assertThat(run.err()).contains("[warm-up]", "[measure]");
+
+        final Path md = dir.resolve(Report.MARKDOWN);
+        final Path json = dir.resolve(Report.JSON);
+        final Path png = dir.resolve(Report.CHART);
+        assertThat(md).isRegularFile();
+        assertThat(json).isRegularFile();
+        assertThat(png).isRegularFile();
+        assertThat(Files.readString(md)).contains(lines.get(0), "Command: `java -jar bench/target/mailbox-bench.jar",
+                "](" + Report.CHART + ")");
+        assertThat(Files.readString(json)).startsWith("{").contains("\"name\": \"" + Workloads.MAILBOX + "\"")
+                .contains("\"expectations\"");
+        final byte[] head = new byte[8];
+        System.arraycopy(Files.readAllBytes(png), 0, head, 0, 8);
+        assertThat(head).as("PNG signature").containsExactly(0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A);
+    }
+
+    @Test
+    @Timeout(120)
+    void shouldRunOnlyTheMatchingImplementationsWhenGivenOnly(@TempDir Path dir) {
+        final Run run = run("--msgs", "100", "--iterations", "2", "--warmup", "0", "--only", "^jctools_",
+                "--out", dir.toString());
+
+        assertThat(run.exitCode()).as("exit code; stderr:%n%s", run.err()).isZero();
+        assertThat(run.out().lines().filter(l -> LINE.matcher(l).matches()).map(l -> l.split(" ")[0]))
+                .containsExactly(Workloads.JCTOOLS_MPSC, Workloads.JCTOOLS_SPSC);
+        assertThat(run.out()).contains("n/a ");
+    }
+
+    @Test
+    void shouldExitWithUsageErrorWhenOnlyMatchesNothing(@TempDir Path dir) {
+        final Run run = run("--only", "no_such_implementation", "--out", dir.toString());
+
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).contains("--only: no_such_implementation matches no implementation");
+    }
+
+    @Test
+    void shouldExitWithUsageErrorWhenMsgsIsZero(@TempDir Path dir) {
+        final Run run = run("--msgs", "0", "--out", dir.toString());
+
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).contains("--msgs: 0 (expected: >= 1)");
+        assertThat(run.out()).doesNotContain("median=");
+    }
+
+    @Test
+    void shouldFormatTheReferenceLineExactly() {
+        final Measurement m = new Measurement(Workloads.all().get(0), 1000);
+        for (int i = 0; i < 50; i++) {
+            m.record(221_000, 0);
+        }
+        for (int i = 0; i < 45; i++) {
+            m.record(229_000, 0);
+        }
+        for (int i = 0; i < 5; i++) {
+            m.record(234_000, 0);
+        }
+        final Report.Header header = new Report.Header("cmd", "jvm", 2, "os", "settings", 1000, 1024, 256, 1, 100);
+        final Report report = new Report(header, List.of(m), 100, 100, "gc");
+
+        assertThat(report.line(m)).isEqualTo(
+                "mailbox_throughput              median=     0.221 ms  p95=     0.229 ms  p99=     0.234 ms  (1k msgs/iter)");
+    }
+
+    @Test
+    void shouldFailTheIterationWhenAMessageIsMissingOrOutOfOrder() {
+        final Workloads.OrderCheck outOfOrder = new Workloads.OrderCheck("x");
+        outOfOrder.begin(3);
+        outOfOrder.check(0);
+        outOfOrder.check(2);
+        outOfOrder.check(1);
+        assertThatThrownBy(outOfOrder::verify).isInstanceOf(IllegalStateException.class)
+                .hasMessage("x: received=3, expected=3, firstMismatch: index=1 value=2");
+
+        final Workloads.OrderCheck missing = new Workloads.OrderCheck("y");
+        missing.begin(3);
+        missing.check(0);
+        missing.check(1);
+        assertThatThrownBy(missing::verify).isInstanceOf(IllegalStateException.class)
+                .hasMessage("y: received=2, expected=3");
+    }
+
+    @Test
+    void shouldCheckEveryExpectationAgainstRowsOfTheRegistry() {
+        final Map<String, Workloads.Entry> names = Workloads.all().stream()
+                .collect(Collectors.toMap(Workloads.Entry::name, e -> e));
+        for (Report.Expectation e : Report.EXPECTATIONS) {
+            // the two adapter rows are added by the lead after the merge; every other name must be a row
+            if (!e.slower().equals(Workloads.PUBLISHER_MAILBOX) && !e.faster().equals(Workloads.FLUX_MAILBOX)) {
+                assertThat(names).as(e.text()).containsKeys(e.slower(), e.faster());
+            }
+        }
+    }
+}
