@@ -40,6 +40,19 @@ final class RaceRound {
     @FunctionalInterface
     interface Face {
         Publisher<Long> publisher(Mailbox<Long> mailbox, int batchSize);
+
+        /** Whether the test subscribers ask for ASYNC fusion and poll themselves. */
+        default boolean fusedSubscribers() {
+            return false;
+        }
+
+        /**
+         * Messages a cancel from another thread may cost: 0 for our own faces; 1 for a Reactor operator that
+         * drops the message it polled when it sees the cancel ({@code publishOn}: documented on MailboxFlux).
+         */
+        default int lossPerCancel() {
+            return 0;
+        }
     }
 
     private static final int PRODUCERS = 3; // 0: the preload; 1 and 2: the two racing sides
@@ -52,8 +65,11 @@ final class RaceRound {
     private final long[] sent = new long[PRODUCERS];
     private final RuntimeException cause = new RuntimeException("closed exceptionally by the race");
     private final SplittableRandom random;
+    private final Face face;
+    private int lossBudget;
 
     RaceRound(Face face, SplittableRandom random) {
+        this.face = face;
         this.random = random;
         this.mailbox = Mailboxes.bounded(1 << random.nextInt(4));
         final int preload = random.nextInt(mailbox.capacity() + 1);
@@ -63,12 +79,14 @@ final class RaceRound {
         sent[0] = preload;
         this.publisher = face.publisher(mailbox, 1 + random.nextInt(4));
         this.first = subscribe("A", random.nextInt(4));
+        assertThat(first.isFused()).as("fusion granted to a subscriber that asks").isEqualTo(face.fusedSubscribers());
     }
 
     /** Runs one round of {@code a} racing {@code b} on {@code race} and checks it. */
     void run(Race race, Event a, Event b) {
         final Runnable left = action(a, 1, random.nextLong());
         final Runnable right = action(b, 2, random.nextLong());
+        lossBudget = a == Event.CANCEL || b == Event.CANCEL ? face.lossPerCancel() : 0;
         race.run(left, right);
         finish();
     }
@@ -90,14 +108,14 @@ final class RaceRound {
             case SUBSCRIBE:
             default:
                 final StressSubscriber<Long> next = new StressSubscriber<>("B" + side, lane,
-                        new SplittableRandom(seed).nextInt(4));
+                        new SplittableRandom(seed).nextInt(4), face.fusedSubscribers());
                 subscribers.add(next); // here, on the test thread; subscribed in the race
                 return () -> publisher.subscribe(next);
         }
     }
 
     private StressSubscriber<Long> subscribe(String name, long initialRequest) {
-        final StressSubscriber<Long> s = new StressSubscriber<>(name, lane, initialRequest);
+        final StressSubscriber<Long> s = new StressSubscriber<>(name, lane, initialRequest, face.fusedSubscribers());
         subscribers.add(s);
         publisher.subscribe(s);
         return s;
@@ -161,10 +179,15 @@ final class RaceRound {
         final List<Long> left = new ArrayList<>();
         mailbox.tryRecvMany(left::add, Integer.MAX_VALUE);
         left.forEach(checker::accept);
-        checker.assertExactlyOnceInOrder(sent);
+        final long total = sent[0] + sent[1] + sent[2];
+        if (lossBudget == 0) {
+            checker.assertExactlyOnceInOrder(sent);
+        } else {
+            assertThat(checker.violations()).as("duplicates").noneMatch(v -> v.startsWith("duplicate"));
+            assertThat(total - checker.received()).as("messages lost to a cancel").isBetween(0L, (long) lossBudget);
+        }
         assertThat(mailbox.isTerminated()).isTrue();
         final MailboxStats stats = mailbox.stats();
-        final long total = sent[0] + sent[1] + sent[2];
         assertThat(stats.admitted()).isEqualTo(total);
         assertThat(stats.received()).isEqualTo(total);
     }

@@ -13,6 +13,7 @@ import java.util.function.BiConsumer;
 
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.Fuseable;
 
 /**
  * A subscriber that trusts nothing (reactor-core's {@code StressSubscriber}, JCTools' sanity checks): it records
@@ -27,6 +28,12 @@ import reactor.core.CoreSubscriber;
  *     <li>§1.9: a signal before {@code onSubscribe}, or a second {@code onSubscribe}.</li>
  * </ul>
  * Implements {@link CoreSubscriber} so Reactor does not wrap it in its own strict subscriber. Thread-safe.
+ *
+ * <p>Built {@code fused}, it asks the source for {@link Fuseable#ASYNC} fusion and, if granted, acts as its own
+ * fused operator: on {@code onNext(null)} ("poll now") and on {@code request} it polls, at most its demand,
+ * under a WIP guard, and records each polled value as delivered (so unlike {@code publishOn} it never drops a
+ * message it polled). It then also flags: a value polled after {@code cancel()} returned on the polling thread,
+ * and a value still there to poll after {@code onComplete}.
  *
  * @param <T> the value type
  */
@@ -45,6 +52,10 @@ final class StressSubscriber<T> implements CoreSubscriber<T> {
     private final String name;
     private final Lane lane;
     private final long initialRequest;
+    private final boolean fused;
+    private final AtomicInteger wip = new AtomicInteger();
+    private volatile Fuseable.QueueSubscription<T> queue;
+    private volatile Thread cancelThread;
     private final AtomicInteger inSignal = new AtomicInteger();
     private final AtomicLong requested = new AtomicLong();
     private final AtomicLong received = new AtomicLong();
@@ -58,14 +69,19 @@ final class StressSubscriber<T> implements CoreSubscriber<T> {
     /** Runs inside {@code onNext} after the value is recorded; may request, cancel, send or throw. */
     volatile BiConsumer<StressSubscriber<T>, T> onNextHook;
 
-    StressSubscriber(String name, Lane lane, long initialRequest) {
+    StressSubscriber(String name, Lane lane, long initialRequest, boolean fused) {
         this.name = name;
         this.lane = lane;
         this.initialRequest = initialRequest;
+        this.fused = fused;
+    }
+
+    StressSubscriber(String name, Lane lane, long initialRequest) {
+        this(name, lane, initialRequest, false);
     }
 
     StressSubscriber(long initialRequest) {
-        this("subscriber", null, initialRequest);
+        this("subscriber", null, initialRequest, false);
     }
 
     @Override
@@ -80,6 +96,13 @@ final class StressSubscriber<T> implements CoreSubscriber<T> {
                 violation("§1.9 onSubscribe(null)");
                 return;
             }
+            if (fused && s instanceof Fuseable.QueueSubscription) {
+                @SuppressWarnings("unchecked")
+                final Fuseable.QueueSubscription<T> qs = (Fuseable.QueueSubscription<T>) s;
+                if (qs.requestFusion(Fuseable.ASYNC) == Fuseable.ASYNC) {
+                    queue = qs;
+                }
+            }
             subscription = s;
             if (initialRequest > 0) {
                 request(initialRequest);
@@ -91,6 +114,42 @@ final class StressSubscriber<T> implements CoreSubscriber<T> {
 
     @Override
     public void onNext(T t) {
+        if (queue != null) {
+            if (t != null) {
+                violation("ASYNC fusion: onNext(value) instead of onNext(null): " + t);
+            }
+            drainFused(); // "poll now"
+            return;
+        }
+        deliver(t);
+    }
+
+    /** Polls what the demand allows, one thread at a time, recording each value as delivered. */
+    private void drainFused() {
+        if (wip.getAndIncrement() != 0) {
+            return;
+        }
+        final Fuseable.QueueSubscription<T> queue = this.queue;
+        int missed = 1;
+        for (;;) {
+            while (received.get() < requested.get()) {
+                final T v = queue.poll();
+                if (v == null) {
+                    break;
+                }
+                if (cancelThread == Thread.currentThread()) {
+                    violation("poll() returned a value after cancel() on the polling thread: " + v);
+                }
+                deliver(v);
+            }
+            missed = wip.addAndGet(-missed);
+            if (missed == 0) {
+                return;
+            }
+        }
+    }
+
+    private void deliver(T t) {
         enter("onNext");
         final boolean laneFree = lane == null || lane.inOnNext.getAndIncrement() == 0;
         try {
@@ -138,6 +197,10 @@ final class StressSubscriber<T> implements CoreSubscriber<T> {
 
     @Override
     public void onComplete() {
+        final Fuseable.QueueSubscription<T> queue = this.queue;
+        if (queue != null && wip.get() == 0 && !queue.isEmpty()) {
+            violation("ASYNC fusion: onComplete while the queue still has values");
+        }
         terminal("onComplete");
         completed = true;
         terminated = true;
@@ -161,11 +224,19 @@ final class StressSubscriber<T> implements CoreSubscriber<T> {
             requested.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b); // §3.17
         }
         subscription.request(n);
+        if (queue != null) {
+            drainFused();
+        }
     }
 
     void cancel() {
         cancelled = true;
+        cancelThread = Thread.currentThread();
         subscription.cancel();
+    }
+
+    boolean isFused() {
+        return queue != null;
     }
 
     boolean isSubscribed() {
