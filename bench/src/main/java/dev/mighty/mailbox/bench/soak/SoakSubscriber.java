@@ -78,9 +78,14 @@ final class SoakSubscriber implements CoreSubscriber<SoakLedger.Message> {
         }
     }
 
+    /**
+     * Cancels, then sets the flag the controller polls: a controller that sees {@link #isCancelled()} knows the
+     * upstream's cancel has happened, so the next subscriber is accepted (queued if the last delivery is still
+     * running), not refused as a second live one.
+     */
     void cancel() {
-        cancelled = true;
         upstream.cancel();
+        cancelled = true;
     }
 
     boolean isCancelled() {
