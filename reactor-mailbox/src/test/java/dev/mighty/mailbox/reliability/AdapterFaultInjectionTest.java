@@ -17,7 +17,6 @@ import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.internal.MailboxRing;
-import dev.mighty.mailbox.rs.MailboxPublisher;
 import dev.mighty.mailbox.rs.MailboxSubscriber;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
@@ -105,7 +104,8 @@ class AdapterFaultInjectionTest {
                     assertThat(failing.received()).as("nothing after the failing onNext").isEqualTo(failAt + 1);
                 } else {
                     assertThat(failing.completed).isTrue();
-                    assertThat(failing.received()).as("fewer messages than failAt: it completed").isLessThanOrEqualTo(failAt);
+                    assertThat(failing.received()).as("fewer messages than failAt: it completed")
+                            .isLessThanOrEqualTo(failAt);
                 }
                 final StressSubscriber<Long> next = new StressSubscriber<>("next", lane, Long.MAX_VALUE);
                 awaitRoleReleased(mailbox);
@@ -127,7 +127,8 @@ class AdapterFaultInjectionTest {
     @Test
     void shouldAdmitAnOnNextBeyondDemandWhenThereIsRoom() {
         final Mailbox<Integer> mailbox = Mailboxes.bounded(8);
-        final TestPublisher<Integer> upstream = TestPublisher.createNoncompliant(TestPublisher.Violation.REQUEST_OVERFLOW);
+        final TestPublisher<Integer> upstream =
+                TestPublisher.createNoncompliant(TestPublisher.Violation.REQUEST_OVERFLOW);
         upstream.subscribe(new MailboxSubscriber<>(mailbox, 2));
         upstream.assertMaxRequested(2);
         upstream.next(0, 1, 2, 3, 4); // 3 more than requested
@@ -141,7 +142,8 @@ class AdapterFaultInjectionTest {
     @Test
     void shouldCancelAndCloseExceptionallyWhenAnOnNextBeyondDemandFindsTheMailboxFull() {
         final Mailbox<Integer> mailbox = Mailboxes.bounded(2);
-        final TestPublisher<Integer> upstream = TestPublisher.createNoncompliant(TestPublisher.Violation.REQUEST_OVERFLOW);
+        final TestPublisher<Integer> upstream =
+                TestPublisher.createNoncompliant(TestPublisher.Violation.REQUEST_OVERFLOW);
         upstream.subscribe(new MailboxSubscriber<>(mailbox, 2));
         upstream.next(0, 1, 2);
         upstream.assertCancelled();

@@ -24,7 +24,8 @@ abstract class Endpoint {
         Endpoint create(int capacity) {
             return switch (this) {
                 case MPSC -> new Refs(Mailboxes.<Long>builder().capacity(capacity).name("mpsc").build());
-                case SPSC -> new Refs(Mailboxes.<Long>builder().capacity(capacity).singleProducer().name("spsc").build());
+                case SPSC -> new Refs(Mailboxes.<Long>builder().capacity(capacity).singleProducer().name("spsc")
+                        .build());
                 case FRAMES -> new Frames(Mailboxes.builder().capacity(capacity).name("frames").buildFrames());
             };
         }

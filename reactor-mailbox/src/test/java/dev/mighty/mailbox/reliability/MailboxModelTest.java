@@ -542,7 +542,8 @@ class MailboxModelTest {
             }
             final List<T> expected = model.take(max);
             if (viaFrames) {
-                assertThat(frameSink).as(where("recvFrames(" + max + ")")).containsExactlyElementsOf(framesOf(expected));
+                assertThat(frameSink).as(where("recvFrames(" + max + ")"))
+                        .containsExactlyElementsOf(framesOf(expected));
             } else {
                 assertThat(sink).as(where("recvMany(" + max + ")")).containsExactlyElementsOf(expected);
             }

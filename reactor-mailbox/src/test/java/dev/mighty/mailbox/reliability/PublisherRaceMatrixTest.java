@@ -9,7 +9,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.mighty.mailbox.reliability.RaceRound.Event;
 import dev.mighty.mailbox.rs.MailboxPublisher;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -26,6 +25,7 @@ class PublisherRaceMatrixTest {
     static final int STRESS_ROUNDS = 20_000;
 
     private static final AtomicInteger THREADS = new AtomicInteger();
+    /** Shared by every test class that uses {@link PublisherFace#EXECUTOR}; daemon threads, never shut down. */
     static final ExecutorService DRAIN_EXECUTOR = Executors.newFixedThreadPool(2, r -> {
         final Thread t = new Thread(r, "drain-executor-" + THREADS.incrementAndGet());
         t.setDaemon(true);
@@ -86,10 +86,5 @@ class PublisherRaceMatrixTest {
                 }
             }
         }
-    }
-
-    @AfterAll
-    static void shutdown() {
-        DRAIN_EXECUTOR.shutdownNow();
     }
 }
