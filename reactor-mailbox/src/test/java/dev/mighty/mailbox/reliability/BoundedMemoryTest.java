@@ -47,7 +47,7 @@ class BoundedMemoryTest {
     @ParameterizedTest
     @EnumSource(Endpoint.Variant.class)
     void shouldHoldAtMostCapacityAndKeepTheHeapFlatWhenProducersOutrunTheConsumerForLong(Endpoint.Variant variant) {
-        overload(variant, 30_000_000);
+        overload(variant, 3_000_000);
     }
 
     private static void overload(Endpoint.Variant variant, int perProducer) {

@@ -22,7 +22,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class PublisherRaceMatrixTest {
     static final int ROUNDS = 150;
-    static final int STRESS_ROUNDS = 20_000;
+    static final int STRESS_ROUNDS = 5_000;
 
     private static final AtomicInteger THREADS = new AtomicInteger();
     /** Shared by every test class that uses {@link PublisherFace#EXECUTOR}; daemon threads, never shut down. */
