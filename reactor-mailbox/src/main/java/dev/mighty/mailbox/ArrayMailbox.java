@@ -14,6 +14,9 @@ import dev.mighty.mailbox.internal.MailboxRing;
  * @param <T> the message type
  */
 final class ArrayMailbox<T> extends MailboxRing<T> implements Mailbox<T> {
+    /** The placeholder of {@link #publishSkip}. */
+    private static final Object SKIP = new Object();
+
     private final Object[] buffer;
 
     ArrayMailbox(int capacity, boolean singleProducer, String name) {
@@ -33,6 +36,12 @@ final class ArrayMailbox<T> extends MailboxRing<T> implements Mailbox<T> {
     }
 
     @Override
+    protected void publishSkip(long index) {
+        soRefElement(buffer, (int) (index & mask), SKIP);
+        signalConsumer();
+    }
+
+    @Override
     protected boolean isPublished(long index) {
         return laRefElement(buffer, (int) (index & mask)) != null;
     }
@@ -41,14 +50,18 @@ final class ArrayMailbox<T> extends MailboxRing<T> implements Mailbox<T> {
     @SuppressWarnings("unchecked")
     public T poll() {
         final Object[] buffer = this.buffer;
-        final long cIndex = lpConsumerIndex();
-        final int offset = (int) (cIndex & mask);
-        final Object e = laRefElement(buffer, offset); // pairs with soRefElement in publish()
-        if (e == null) {
-            return null;
+        long cIndex = lpConsumerIndex();
+        for (;;) {
+            final int offset = (int) (cIndex & mask);
+            final Object e = laRefElement(buffer, offset); // pairs with soRefElement in publish()
+            if (e == null) {
+                return null;
+            }
+            spRefElement(buffer, offset, null);
+            soConsumerIndex(++cIndex); // frees the slot: pairs with lvConsumerIndex in claim()
+            if (e != SKIP) {
+                return (T) e;
+            }
         }
-        spRefElement(buffer, offset, null);
-        soConsumerIndex(cIndex + 1); // frees the slot: pairs with lvConsumerIndex in claim()
-        return (T) e;
     }
 }

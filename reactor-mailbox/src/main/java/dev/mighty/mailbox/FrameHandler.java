@@ -11,7 +11,8 @@ public interface FrameHandler {
      * and the exception propagates).
      *
      * <p><b>WARNING:</b> {@code frame} is reused for the next frame; copy what you keep
-     * ({@link FrameView#getPayload(byte[], int)}, {@link FrameView#toFrame()}).
+     * ({@link FrameView#getPayload(byte[], int)}, {@link FrameView#toFrame()}). A receive from the same mailbox
+     * inside this method throws {@link IllegalStateException}: the slot being handled is still the current one.
      */
     void onFrame(FrameView frame);
 }

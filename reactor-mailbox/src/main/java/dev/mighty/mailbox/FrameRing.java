@@ -17,9 +17,9 @@ import dev.mighty.mailbox.internal.MailboxRing;
  *  +---------+---------+-------------------+-----------------------------------------------+
  *  |  kind   | length  |   correlationId   |         inline payload (48 bytes)             |
  *  +---------+---------+-------------------+-----------------------------------------------+
- *  length: -1 = free; >= 0 = published (written last, with release). Over 48 bytes, the payload lives in
- *  the slot's spill buffer, which the slot keeps for the next payload that fits (the inline cache) unless
- *  it is larger than maxRetainedSpill.
+ *  length: -1 = free; >= 0 = published (written last, with release); -2 = a placeholder poll() skips.
+ *  Over 48 bytes, the payload lives in the slot's spill buffer, which the slot keeps for the next payload
+ *  that fits (the inline cache) unless it is larger than maxRetainedSpill.
  * </pre>
  *
  * The header and payload are written with plain stores by the producer that claimed the slot, then
@@ -36,6 +36,8 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     static final int PAYLOAD_OFFSET = 16;
     static final int INLINE_PAYLOAD = SLOT_SIZE - PAYLOAD_OFFSET;
     static final int FREE = -1;
+    /** The length of a placeholder slot ({@link #publishSkip}). */
+    static final int SKIP = -2;
     /** Largest slab: 2^24 slots of 64 bytes (1 GiB), the most one direct buffer can hold. */
     static final int MAX_CAPACITY = 1 << 24;
 
@@ -154,17 +156,28 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         slab.putLong(base + CORRELATION_OFFSET, correlationId);
     }
 
+    @Override
+    protected void publishSkip(long index) {
+        publishSlot((int) (index & mask) << SLOT_SHIFT, SKIP);
+    }
+
     private void publishSlot(int base, int length) {
         INT.setRelease(slab, base + LENGTH_OFFSET, length); // pairs with getAcquire in lengthAt()
         signalConsumer();
     }
 
-    /** The slot's spill buffer, grown (to a power of two, within maxPayload) if the payload does not fit. */
+    /**
+     * The slot's spill buffer, grown if the payload does not fit: to a power of two when that stays within the
+     * bound that applies (maxRetainedSpill for a payload within it, else maxPayload), else to that bound.
+     */
     private byte[] spillFor(int slot, int length) {
         byte[] buffer = spill[slot];
         if (buffer == null || buffer.length < length) {
+            // Round up (so nearby sizes reuse it) but never past the retention bound a payload within it must stay
+            // under, or a same-size burst would allocate once per message.
             final int rounded = Integer.highestOneBit(length - 1) << 1;
-            buffer = new byte[rounded > 0 && rounded <= maxPayload ? rounded : length];
+            final int bound = length <= maxRetainedSpill ? maxRetainedSpill : maxPayload;
+            buffer = new byte[rounded > 0 && rounded <= bound ? rounded : Math.max(length, Math.min(bound, maxPayload))];
             spill[slot] = buffer;
         }
         return buffer;
@@ -177,24 +190,31 @@ final class FrameRing extends MailboxRing<MessageFrame> {
 
     @Override
     protected boolean isPublished(long index) {
-        return lengthAt((int) (index & mask) << SLOT_SHIFT) >= 0;
+        return lengthAt((int) (index & mask) << SLOT_SHIFT) != FREE;
     }
 
     @Override
     public MessageFrame poll() {
-        final long cIndex = lpConsumerIndex();
-        final int slot = (int) (cIndex & mask);
-        final int base = slot << SLOT_SHIFT;
-        final int length = lengthAt(base);
-        if (length < 0) {
-            return null;
+        checkNotInHandler();
+        for (;;) {
+            final long cIndex = lpConsumerIndex();
+            final int slot = (int) (cIndex & mask);
+            final int base = slot << SLOT_SHIFT;
+            final int length = lengthAt(base);
+            if (length == SKIP) {
+                free(slot, base, length, cIndex);
+                continue;
+            }
+            if (length < 0) {
+                return null;
+            }
+            final byte[] payload = new byte[length];
+            copyPayload(slot, base, length, payload, 0);
+            final MessageFrame frame = new MessageFrame(slab.getInt(base + KIND_OFFSET),
+                    slab.getLong(base + CORRELATION_OFFSET), payload);
+            free(slot, base, length, cIndex);
+            return frame;
         }
-        final byte[] payload = new byte[length];
-        copyPayload(slot, base, length, payload, 0);
-        final MessageFrame frame = new MessageFrame(slab.getInt(base + KIND_OFFSET),
-                slab.getLong(base + CORRELATION_OFFSET), payload);
-        free(slot, base, length, cIndex);
-        return frame;
     }
 
     void copyPayload(int slot, int base, int length, byte[] dst, int offset) {
@@ -226,6 +246,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     int tryRecvFrames(FrameHandler handler, int max) {
         Objects.requireNonNull(handler, "handler");
         checkMax(max);
+        checkNotInHandler();
         final Thread previous = enterConsumer();
         final FrameView view = this.view;
         int n = 0;
@@ -236,6 +257,10 @@ final class FrameRing extends MailboxRing<MessageFrame> {
                 final int base = slot << SLOT_SHIFT;
                 final int length = lengthAt(base);
                 if (length < 0) {
+                    if (length == SKIP) {
+                        free(slot, base, length, cIndex);
+                        continue;
+                    }
                     break;
                 }
                 n++;
@@ -254,6 +279,16 @@ final class FrameRing extends MailboxRing<MessageFrame> {
             }
         }
         return n;
+    }
+
+    /**
+     * A frame handler runs while its slot is still the consumer's current one (the slot is freed when the handler
+     * returns), so a receive from inside it would hand the same slot out again. Consumer only; a plain read.
+     */
+    private void checkNotInHandler() {
+        if (view.isBound()) {
+            throw new IllegalStateException("receive from inside FrameHandler.onFrame: name=" + name());
+        }
     }
 
     int recvFrames(FrameHandler handler, int max) throws InterruptedException {

@@ -27,6 +27,10 @@ public final class FrameView {
         this.length = FrameRing.FREE;
     }
 
+    boolean isBound() {
+        return length >= 0;
+    }
+
     private int checkBound() {
         final int length = this.length;
         if (length < 0) {

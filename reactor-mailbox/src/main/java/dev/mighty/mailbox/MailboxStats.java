@@ -7,8 +7,10 @@ package dev.mighty.mailbox;
  * @param name             the mailbox's name ({@link MailboxBuilder#name(String)}), or {@code "mailbox"}
  * @param capacity         the capacity
  * @param size             admitted and not yet received
- * @param admitted         messages admitted since creation (the producer index)
- * @param received         messages received since creation (the consumer index)
+ * @param admitted         messages admitted since creation (the producer index; it also counts the rare
+ *                         placeholder slot the subscriber side uses to renew its reservations, at most one per
+ *                         63 reservations made while nothing was sent)
+ * @param received         messages received since creation (the consumer index; placeholders included)
  * @param refused          {@code trySend} (or timed {@code send}) calls refused because the mailbox was full
  * @param rejectedClosed   sends rejected because the mailbox was closed
  * @param highWaterMark    the highest occupancy seen since creation,

@@ -136,7 +136,7 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
      * or a cancel) and return. Must check {@link #isCancelled()} before every {@link MailboxRing#poll()}.
      *
      * <p><b>WARNING:</b> must not throw: catch what the downstream throws and report it with
-     * {@link #onNextFailed(Throwable)}.
+     * {@link #cancelWithError(Throwable)}.
      *
      * @param downstream the subscriber (never null here)
      */
@@ -148,6 +148,13 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
      * called on completion, error from the mailbox, or refusal. Must not throw. Does nothing by default.
      */
     protected void onCancelled() {
+    }
+
+    /**
+     * Called once, inside the loop, when the stream ends with {@code onComplete} or {@code onError} from the
+     * mailbox, before the signal. Must not throw. Does nothing by default.
+     */
+    protected void onTerminated() {
     }
 
     /**
@@ -181,7 +188,7 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
             downstream.onSubscribe(this); // §1.9: first; we own the loop, so no other signal can overtake it
         } catch (Throwable ex) {
             // §2.13 broken by the subscriber: the subscription counts as cancelled; the error goes to onError.
-            onNextFailed(ex);
+            cancelWithError(ex);
         }
         resume();
     }
@@ -207,8 +214,8 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
         if (n <= 0L) {
             if (!cancelled) {
                 // §3.9: signal the error and treat the subscription as cancelled
-                ERROR.compareAndSet(this, null,
-                        new IllegalArgumentException("§3.9 violated: positive request amount required but it was " + n));
+                ERROR.compareAndSet(this, null, new IllegalArgumentException(
+                        "§3.9 violated: positive request amount required but it was " + n));
                 cancelled = true;
                 schedule();
             }
@@ -259,7 +266,7 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
             executor.execute(drainTask); // the hand-off orders our writes before the task's reads
         } catch (Throwable ex) {
             // RejectedExecutionException (or a broken executor): end the subscription here, with that error.
-            onNextFailed(ex);
+            cancelWithError(ex);
             drainLoop();
         }
     }
@@ -306,6 +313,82 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
 
     // ------------------------------------------------------------------ helpers for drain()
 
+    /** A drain that finds a slot claimed but unpublished spins this many times before it yields. */
+    protected static final int IN_FLIGHT_SPINS = 64;
+
+    /** One bounded step of waiting for a producer that is between its claim and its publish. */
+    protected static void backOff(int spins) {
+        if (spins < IN_FLIGHT_SPINS) {
+            Thread.onSpinWait();
+        } else {
+            Thread.yield();
+        }
+    }
+
+    /**
+     * The batch drain, a complete {@link #drain} body: takes batches of up to {@code min(demand, batchSize)},
+     * checking for cancel before each {@link MailboxRing#poll()} (so a cancel leaves every message not yet handed
+     * to {@code onNext} in the mailbox), and per batch makes one producer wake-up check and one demand update.
+     * Semantically similar to:
+     * <pre>{@code
+     * while (requested() > 0 && !isCancelled() && (m = ring.poll()) != null) {
+     *     downstream.onNext(m);
+     *     produced(1);
+     * }
+     * }</pre>
+     * then ends the stream if the mailbox is closed and drained, or registers for the next send.
+     */
+    protected final void drainBatches(Subscriber<? super T> downstream, int batchSize) {
+        final MailboxRing<T> ring = this.ring;
+        for (int inFlight = 0; ; ) {
+            final long requested = requested();
+            if (requested == 0L) {
+                // Without demand nothing is taken. End the stream if the mailbox is closed and drained; if it
+                // is empty, ask for one wake-up (the next send or the close); if messages wait, the next
+                // request() schedules us. No wake-up is registered while messages wait: it would fire at once.
+                if (!checkEndOfStream() && ring.size() == 0 && !ring.awaitData(this)) {
+                    checkEndOfStream(); // a send or a close raced the registration; a send needs demand
+                }
+                return;
+            }
+            final int limit = requested < batchSize ? (int) requested : batchSize;
+            int n = 0;
+            final Thread previous = ring.enterConsumer(); // a blocking send from onNext fails, not deadlocks
+            try {
+                T message;
+                // cancelled is checked before each take, so a cancel leaves the rest in the mailbox
+                while (n < limit && !isCancelled() && (message = ring.poll()) != null) {
+                    n++; // counted before onNext: a message whose onNext throws counts as delivered
+                    downstream.onNext(message);
+                }
+            } catch (Throwable ex) {
+                cancelWithError(ex); // cancels; the loop hands the mailbox on, then signals onError(ex)
+            } finally {
+                ring.exitConsumer(previous);
+            }
+            if (n > 0) {
+                ring.afterReceive(n); // one producer wake-up check per batch
+                produced(n);          // one demand update per batch (none when unbounded)
+                inFlight = 0;
+            }
+            if (isCancelled()) {
+                return; // the loop ends the subscription
+            }
+            if (n == limit) {
+                continue; // the batch was full: maybe more, with the demand that is left
+            }
+            // poll() found nothing. Complete if closed and drained; else wait for the next send (or close).
+            if (checkEndOfStream() || ring.awaitData(this)) {
+                return;
+            }
+            // awaitData refused: a message arrived since poll(), a producer is between its claim and its
+            // publish, or the mailbox closed while one was. Poll again; back off only if we got nothing.
+            if (n == 0) {
+                backOff(inFlight++);
+            }
+        }
+    }
+
     /** @return the outstanding demand (volatile read); {@code Long.MAX_VALUE} means unbounded */
     protected final long requested() {
         return requested;
@@ -317,11 +400,12 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
     }
 
     /**
-     * Records that the downstream threw (from {@code onNext}, or {@code onSubscribe}): the subscription is
-     * cancelled, and when the loop ends it, after handing the mailbox on, {@code onError(ex)} is signalled
-     * once. If the subscription was cancelled already the error has nowhere to go and is dropped.
+     * Cancels the subscription with an error to signal: the downstream threw from {@code onNext} (or
+     * {@code onSubscribe}), or the executor rejected the drain. When the loop ends the subscription it hands
+     * the mailbox on first, then signals {@code onError(ex)}, once. If the subscription was cancelled already
+     * the error has nowhere to go and is {@link #dropped dropped}. Any thread; does not schedule the loop.
      */
-    protected final void onNextFailed(Throwable ex) {
+    protected final void cancelWithError(Throwable ex) {
         if (cancelled || !ERROR.compareAndSet(this, null, ex)) {
             dropped(ex);
         }
@@ -369,8 +453,9 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
     }
 
     private Subscriber<? super T> end() {
-        cancelled = true; // the role is given up: a newcomer may take it (§1.6: a terminated subscription is cancelled)
+        cancelled = true; // the role is given up, so a newcomer may take it (§1.6: terminated means cancelled)
         terminated = true;
+        onTerminated();
         releaseRole();
         final Subscriber<? super T> downstream = this.downstream;
         this.downstream = null; // §3.13

@@ -436,13 +436,20 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     /** Receive: spins with {@code onSpinWait}, then with {@code yield}, before parking. */
     static final int RECV_SPINS = 128;
     static final int RECV_YIELDS = 32;
-    /** Send on a full mailbox: spins before parking. */
+    /**
+     * Send on a full mailbox: spins, then yields, before parking. The yields matter for a consumer that receives
+     * one message at a time: each receive frees one slot, and a producer that parked at once would pay a
+     * park/unpark round trip per message.
+     */
     static final int SEND_SPINS = 64;
+    static final int SEND_YIELDS = 64;
 
     private static volatile RingAccess access;
 
+    @SuppressWarnings("this-escape") // the registry reads only fields the superclass constructors have set
     protected MailboxRing(int capacity, boolean singleProducer, String name) {
         super(checkCapacity(capacity), singleProducer, Objects.requireNonNull(name, "name"));
+        MailboxEvents.register(this); // weakly, for the JFR consumer-stall check: see MailboxEvents.MODE
     }
 
     /** How {@link #of} reaches the ring of a mailbox that wraps one instead of being one. */
@@ -487,6 +494,13 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     /** Writes {@code msg} into the claimed slot {@code index} and publishes it (release). Producer. */
     protected abstract void publish(long index, E msg);
 
+    /**
+     * Publishes a placeholder into the claimed slot {@code index}: {@link #poll()} frees it and moves on without
+     * returning it. Used by {@link #reserve} to reset a saturated epoch (at most once per 63 grants without a
+     * send), so {@link #admitted()} and {@link #received()} count these rare slots too.
+     */
+    protected abstract void publishSkip(long index);
+
     /** @return whether slot {@code index} is published (acquire). Consumer. */
     protected abstract boolean isPublished(long index);
 
@@ -495,7 +509,8 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * index (release). Does not wake parked producers: call {@link #afterReceive(int)} once per batch.
      * Consumer only.
      *
-     * @return the message, or null if the slot is not published (empty, or a producer is mid-publish)
+     * @return the message, or null if the slot is not published (empty, or a producer is mid-publish); a
+     *         placeholder from {@link #publishSkip} is freed and skipped, never returned
      */
     public abstract E poll();
 
@@ -517,7 +532,9 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             final long index = word >>> INDEX_SHIFT;
             // NOTE: 'reserved' is read after 'word'. reserve() raises 'reserved' before it bumps the epoch in the
             // word, so either this read sees the new reservation or the CAS below fails and we read again.
-            final long wanted = index + lvReserved();
+            // NOTE: clamped at 0: a caller that spends permits it does not hold (an upstream breaking §1.3 into a
+            // MailboxSubscriber) can drive 'reserved' below 0, and must not make us claim past the capacity.
+            final long wanted = index + Math.max(0L, lvReserved());
             if (wanted >= limit) {
                 // pairs with soConsumerIndex in poll(): the slot we may claim has been freed by the consumer
                 final long cIndex = lvConsumerIndex();
@@ -605,10 +622,6 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             if (index == CLAIM_CLOSED) {
                 throw rejectClosed(op);
             }
-            if (spins < SEND_SPINS) {
-                Thread.onSpinWait();
-                continue;
-            }
             final Thread self = Thread.currentThread();
             if (consumerThread == self) {
                 throw new IllegalStateException(op + " would wait forever: the mailbox is full and the caller is its "
@@ -618,6 +631,14 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             if (deadline != NO_DEADLINE && (remaining = deadline - System.nanoTime()) <= 0L) {
                 REFUSED.getAndAdd(this, 1L);
                 return CLAIM_FULL;
+            }
+            if (spins < SEND_SPINS + SEND_YIELDS) {
+                if (spins < SEND_SPINS) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.yield();
+                }
+                continue;
             }
             // The CAS in pushWaiter is a full fence: the claim() below reads consumerIndex after our node is
             // visible. Pairs with the fullFence in afterReceive(), which stores consumerIndex before it looks
@@ -631,6 +652,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
                 throw rejectClosed(op);
             }
             PARKED_PRODUCERS.getAndAdd(this, 1);
+            final Object parkEvent = MailboxEvents.producerParking(); // JFR ProducerParked; null unless recorded
             try {
                 if (deadline == NO_DEADLINE) {
                     LockSupport.park(this);
@@ -639,6 +661,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
                 }
             } finally {
                 PARKED_PRODUCERS.getAndAdd(this, -1);
+                MailboxEvents.producerParked(parkEvent, this);
             }
             if (Thread.interrupted()) {
                 throw new InterruptedException();
@@ -671,7 +694,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
                 return 0;
             }
             final long r = lvReserved();
-            final long free = capacity - ((word >>> INDEX_SHIFT) - lvConsumerIndex()) - r;
+            final long free = capacity - ((word >>> INDEX_SHIFT) - lvConsumerIndex()) - Math.max(0L, r);
             if (free <= 0) {
                 return 0;
             }
@@ -683,15 +706,29 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             long w;
             for (;;) {
                 w = lvProducerIndex();
-                if ((w & CLOSED) != 0 || (w & EPOCH_MASK) == EPOCH_MASK) {
-                    // closed, or 63 grants since the last claim: we cannot fence stale producers out; give back
-                    // and let the caller retry after the next receive (a claim resets the epoch).
+                if ((w & CLOSED) != 0) {
                     releaseReserved(grant);
                     return 0;
+                }
+                if ((w & EPOCH_MASK) == EPOCH_MASK) {
+                    break; // saturated: handled below
                 }
                 if (casProducerIndex(w, w + EPOCH_ONE)) {
                     break;
                 }
+            }
+            if ((w & EPOCH_MASK) == EPOCH_MASK) {
+                // 63 grants since the last claim: a further bump would wrap the epoch and could let a producer that
+                // read the word 64 grants ago pass its CAS. Give the grant back, reset the epoch by claiming one
+                // slot for a placeholder the consumer skips, and try again. No room for it: grant nothing; the
+                // consumer's next receive makes room and wakes awaitRoom() callers.
+                releaseReserved(grant);
+                final long index = claim();
+                if (index < 0) {
+                    return 0;
+                }
+                publishSkip(index);
+                continue;
             }
             // Claims up to index(w) may have been checked without our grant: give back any excess.
             final long excess = ((w >>> INDEX_SHIFT) - lvConsumerIndex()) + lvReserved() - capacity;
@@ -709,11 +746,16 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * Sends using one reserved slot. Any thread holding a permit from {@link #reserve}.
      *
      * @return false if the mailbox is closed (the permit is returned)
-     * @throws IllegalStateException if no slot is free, which means the caller held no permit
+     * @throws IllegalStateException if nothing is reserved, or no slot is free: either way the caller held no permit
      */
     public final boolean sendReserved(E msg) {
         Objects.requireNonNull(msg, "msg");
         validate(msg);
+        if (lvReserved() <= 0) {
+            // a caller bug (a send beyond its permits): fail before claiming rather than drive 'reserved' negative
+            throw new IllegalStateException("sendReserved without a reserved slot: name=" + name + ", reserved="
+                    + lvReserved());
+        }
         final int capacity = this.capacity;
         long limit = lvProducerLimit();
         for (;;) {
@@ -764,7 +806,8 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     public final boolean awaitRoom(Wakeable w) {
         pushWaiter(PRODUCER_WAITERS, Objects.requireNonNull(w, "w"));
         final long word = lvProducerIndex();
-        return (word & CLOSED) == 0 && (word >>> INDEX_SHIFT) + lvReserved() >= lvConsumerIndex() + capacity;
+        return (word & CLOSED) == 0
+                && (word >>> INDEX_SHIFT) + Math.max(0L, lvReserved()) >= lvConsumerIndex() + capacity;
     }
 
     /** Registers {@code w} to be woken once when the mailbox closes (at once if it is closed). Any thread. */
@@ -990,7 +1033,11 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * Registers {@code w} to be woken once when a message may be present or the mailbox closes: the
      * non-blocking counterpart of {@link #awaitData(long)}, for a drain loop that must not park. Consumer only.
      *
-     * @return false if a message is present (or in flight) or the mailbox is closed already: drain again now
+     * @return false if a message is present (or in flight) or the mailbox is closed already: drain again now.
+     *         <b>Note:</b> {@code w} may still be woken once after a false return (a producer took the
+     *         registration just before it was withdrawn), so a wake must tolerate finding nothing to do. A message
+     *         in flight (claimed, not yet published) is answered with false rather than a registration: its
+     *         producer may have looked for a waiter before our registration was visible.
      */
     public final boolean awaitData(Wakeable w) {
         svConsumerWaiter(Objects.requireNonNull(w, "w")); // pairs with signalConsumer(), as in awaitData(long)
@@ -1097,7 +1144,9 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     }
 
     private void close0(Object state) {
-        CLOSE_STATE.compareAndSet(this, null, state); // the first closer decides normal or exceptional
+        if (CLOSE_STATE.compareAndSet(this, null, state) && state != NORMAL_CLOSE) { // the first closer decides
+            MailboxEvents.closedExceptionally(this, (Throwable) state); // JFR ClosedExceptionally, if recorded
+        }
         for (;;) {
             // every closer sees the bit set before it returns, so isClosed() is true after close() returns
             final long word = lvProducerIndex();

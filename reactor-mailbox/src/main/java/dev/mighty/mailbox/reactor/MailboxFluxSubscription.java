@@ -51,6 +51,8 @@ import reactor.core.Scannable;
  * The lock-holder state ({@code pending}, {@code credit}, {@code polled}) is written only under the lock; each
  * holder's release store of {@code IDLE} pairs with the next holder's acquiring CAS. A producer's writes
  * happen-before the {@code poll()} that returns its message (the ring's release/acquire pair).
+ * No padding: in the steady state of a fused pipeline only the polling thread writes this object (the lock
+ * word, the counters); the loop's fields change only on a wake-up, a request or a cancel.
  *
  * <h2>Relaxations</h2>
  * <b>Note:</b> in fused mode, producers parked on a full mailbox are woken ({@link MailboxRing#afterReceive})
@@ -82,9 +84,6 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     /** The role was given up (cancel or termination); polls return null for good. */
     static final int RELEASED = 3;
 
-    /** A poll that finds a slot claimed but unpublished spins this many times before it yields. */
-    static final int IN_FLIGHT_SPINS = 64;
-
     /** What the loop's look at the mailbox decided. */
     private static final int SIGNAL = 0;
     private static final int WAIT = 1;
@@ -107,9 +106,10 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
 
     // Lock-holder state: written only while holding the poll lock (see "Visibility").
     /**
-     * The lock holder, or null. NOTE: read without the lock by releaseRole and lockSlow, which only compare it
-     * with their own thread: a thread that held the lock wrote null here before its unlock, so it can never
-     * read itself unless it holds the lock now (it sees its own last write or another thread's).
+     * The lock holder while it runs others' code under the lock (see flush), else null. NOTE: read without the
+     * lock by releaseRole and lockSlow, which only compare it with their own thread: a thread writes null here
+     * before it leaves flush, so it reads itself only while it is inside flush (it sees its own last write or
+     * another thread's).
      */
     private Thread lockOwner;
     /** Set by a releaseRole that ran on the lock holder's own thread, inside its poll: unlock releases. */
@@ -170,7 +170,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         if (fused) {
             drainFused(downstream);
         } else {
-            drainBatches(downstream);
+            drainBatches(downstream, batchSize);
         }
     }
 
@@ -180,7 +180,6 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         STATE.compareAndSet(this, NO_ROLE, IDLE);
         int next = SIGNAL;
         if (STATE.compareAndSet(this, IDLE, LOCKED)) {
-            lockOwner = Thread.currentThread();
             try {
                 next = look();
             } finally {
@@ -200,7 +199,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         try {
             downstream.onNext(null); // ASYNC fusion: "poll now"
         } catch (Throwable ex) {
-            onNextFailed(ex);
+            cancelWithError(ex);
         }
     }
 
@@ -217,68 +216,14 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         return ring.isTerminated() ? END : SIGNAL; // closed and drained, or a send raced the registration
     }
 
-    /** Unfused: {@code MailboxPublisher}'s batch drain. */
-    private void drainBatches(Subscriber<? super T> downstream) {
-        final MailboxRing<T> ring = this.ring;
-        final int batchSize = this.batchSize;
-        for (int inFlight = 0; ; ) {
-            final long requested = requested();
-            if (requested == 0L) {
-                // Without demand nothing is taken. End the stream if closed and drained; if empty, ask for one
-                // wake-up (the next send or the close); if messages wait, the next request() schedules us.
-                if (!endIfDrained() && ring.size() == 0 && !ring.awaitData(this)) {
-                    endIfDrained(); // a send or a close raced the registration; a send needs demand
-                }
-                return;
-            }
-            final int limit = requested < batchSize ? (int) requested : batchSize;
-            int n = 0;
-            final Thread previous = ring.enterConsumer(); // a blocking send from onNext fails, not deadlocks
-            try {
-                T message;
-                // cancelled is checked before each take, so a cancel leaves the rest in the mailbox
-                while (n < limit && !isCancelled() && (message = ring.poll()) != null) {
-                    n++; // counted before onNext: a message whose onNext throws counts as delivered
-                    downstream.onNext(message);
-                }
-            } catch (Throwable ex) {
-                onNextFailed(ex); // cancels; the loop hands the mailbox on, then signals onError(ex)
-            } finally {
-                ring.exitConsumer(previous);
-            }
-            if (n > 0) {
-                ring.afterReceive(n); // one producer wake-up check per batch
-                produced(n);          // one demand update per batch (none when unbounded)
-                inFlight = 0;
-            }
-            if (isCancelled()) {
-                return; // the loop ends the subscription
-            }
-            if (n == limit) {
-                continue;
-            }
-            if (endIfDrained() || ring.awaitData(this)) {
-                return;
-            }
-            // awaitData refused: a message arrived since poll(), a producer is between its claim and its publish,
-            // or the mailbox closed while one was. Poll again; back off only if we got nothing.
-            if (n == 0) {
-                backOff(inFlight++);
-            }
-        }
-    }
-
-    private boolean endIfDrained() {
-        if (checkEndOfStream()) {
-            terminated = true;
-            return true;
-        }
-        return false;
-    }
-
     @Override
     protected void onCancelled() {
         cancelledByDownstream = true;
+    }
+
+    @Override
+    protected void onTerminated() {
+        terminated = true;
     }
 
     /**
@@ -296,7 +241,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
             }
             if (s == LOCKED) {
                 if (lockOwner == Thread.currentThread()) {
-                    releaseOnUnlock = true; // we are inside our own poll: its unlock() releases
+                    releaseOnUnlock = true; // we are inside our own locked section: its unlock() releases
                     return;
                 }
                 backOff(spins); // bounded: a poll waits for nothing but a producer mid-publish
@@ -323,11 +268,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     // ------------------------------------------------------------------ the poll lock
 
     private boolean lock() {
-        if (STATE.compareAndSet(this, IDLE, LOCKED) || lockSlow()) {
-            lockOwner = Thread.currentThread();
-            return true;
-        }
-        return false;
+        return STATE.compareAndSet(this, IDLE, LOCKED) || lockSlow();
     }
 
     private boolean lockSlow() {
@@ -348,7 +289,6 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     }
 
     private void unlock() {
-        lockOwner = null;
         if (releaseOnUnlock) {
             releaseOnUnlock = false;
             detach();
@@ -390,7 +330,15 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         final int pending = this.pending;
         if (pending > 0) {
             this.pending = 0;
-            ring.afterReceive(pending); // wakes producers parked on the room we made
+            // The one call made under the lock that runs others' code: afterReceive wakes parked producers, and a
+            // Wakeable (a MailboxSubscriber asking its upstream for more) may come back into this subscription on
+            // this thread. lockOwner tells releaseRole and lockSlow that it is us.
+            lockOwner = Thread.currentThread();
+            try {
+                ring.afterReceive(pending); // wakes producers parked on the room we made
+            } finally {
+                lockOwner = null;
+            }
         }
     }
 
@@ -459,7 +407,6 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         if (!STATE.compareAndSet(this, IDLE, LOCKED)) {
             return ring.size() == 0;
         }
-        lockOwner = Thread.currentThread();
         boolean empty;
         boolean end = false;
         try {
@@ -545,13 +492,6 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         return "source(MailboxFlux)";
     }
 
-    static void backOff(int spins) {
-        if (spins < IN_FLIGHT_SPINS) {
-            Thread.onSpinWait();
-        } else {
-            Thread.yield();
-        }
-    }
 
     @Override
     public String toString() {

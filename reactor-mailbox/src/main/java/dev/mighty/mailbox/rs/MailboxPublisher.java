@@ -179,9 +179,6 @@ public final class MailboxPublisher<T> implements Publisher<T> {
      * are final; everything mutable lives in {@link MailboxDrain}.
      */
     static final class MailboxSubscription<T> extends MailboxDrain<T> {
-        /** A drain that finds a slot claimed but unpublished spins this many times before it yields. */
-        static final int IN_FLIGHT_SPINS = 64;
-
         private final int batchSize;
         private final boolean closeOnCancel;
 
@@ -194,59 +191,7 @@ public final class MailboxPublisher<T> implements Publisher<T> {
 
         @Override
         protected void drain(Subscriber<? super T> downstream) {
-            final MailboxRing<T> ring = this.ring;
-            final int batchSize = this.batchSize;
-            for (int inFlight = 0; ; ) {
-                final long requested = requested();
-                if (requested == 0L) {
-                    // Without demand nothing is taken. End the stream if the mailbox is closed and drained; if it
-                    // is empty, ask for one wake-up (the next send or the close); if messages wait, the next
-                    // request() schedules us. No wake-up is registered while messages wait: it would fire at once.
-                    if (!checkEndOfStream() && ring.size() == 0 && !ring.awaitData(this)) {
-                        checkEndOfStream(); // a send or a close raced the registration; a send needs demand
-                    }
-                    return;
-                }
-                final int limit = requested < batchSize ? (int) requested : batchSize;
-                int n = 0;
-                final Thread previous = ring.enterConsumer(); // a blocking send from onNext fails, not deadlocks
-                try {
-                    T message;
-                    // cancelled is checked before each take, so a cancel leaves the rest in the mailbox
-                    while (n < limit && !isCancelled() && (message = ring.poll()) != null) {
-                        n++; // counted before onNext: a message whose onNext throws counts as delivered
-                        downstream.onNext(message);
-                    }
-                } catch (Throwable ex) {
-                    onNextFailed(ex); // cancels; the loop hands the mailbox on, then signals onError(ex)
-                } finally {
-                    ring.exitConsumer(previous);
-                }
-                if (n > 0) {
-                    ring.afterReceive(n); // one producer wake-up check per batch
-                    produced(n);          // one demand update per batch (none when unbounded)
-                    inFlight = 0;
-                }
-                if (isCancelled()) {
-                    return; // the loop ends the subscription
-                }
-                if (n == limit) {
-                    continue; // the batch was full: maybe more, with the demand that is left
-                }
-                // poll() found nothing. Complete if closed and drained; else wait for the next send (or close).
-                if (checkEndOfStream() || ring.awaitData(this)) {
-                    return;
-                }
-                // awaitData refused: a message arrived since poll(), a producer is between its claim and its
-                // publish, or the mailbox closed while one was. Poll again; back off only if we got nothing.
-                if (n == 0) {
-                    if (inFlight++ < IN_FLIGHT_SPINS) {
-                        Thread.onSpinWait();
-                    } else {
-                        Thread.yield();
-                    }
-                }
-            }
+            drainBatches(downstream, batchSize);
         }
 
         @Override

@@ -34,6 +34,9 @@ final class FusedProbe<T> implements CoreSubscriber<T> {
     volatile int fusionMode = -1;
     volatile boolean done;
     volatile boolean cancelled;
+    /** When set, {@code onNext(null)} only counts: the test drains, as publishOn's worker would, later. */
+    volatile boolean deferDrain;
+    final AtomicInteger signals = new AtomicInteger();
 
     FusedProbe(long initialRequest) {
         this(initialRequest, Fuseable.ANY | Fuseable.THREAD_BARRIER);
@@ -67,7 +70,10 @@ final class FusedProbe<T> implements CoreSubscriber<T> {
             if (t != null) {
                 violations.add("non-null onNext in ASYNC mode: " + t);
             }
-            drain();
+            signals.incrementAndGet();
+            if (!deferDrain) {
+                drain();
+            }
             return;
         }
         if (done) {

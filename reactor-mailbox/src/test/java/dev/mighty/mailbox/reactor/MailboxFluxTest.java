@@ -27,6 +27,7 @@ import reactor.core.Fuseable;
 import reactor.core.Scannable;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
@@ -114,6 +115,26 @@ class MailboxFluxTest {
                 .expectNext(0, 1)
                 .expectComplete()
                 .verify(TIMEOUT);
+    }
+
+    @Test
+    void shouldStayFusedAndScannableWhenAssemblyTracingIsOn() {
+        Hooks.onOperatorDebug();
+        try {
+            final Mailbox<Integer> mailbox = mailboxWith(16, 2);
+            mailbox.close();
+            final Flux<Integer> flux = MailboxFlux.from(mailbox);
+            assertThat(flux).isNotInstanceOf(MailboxFlux.class); // wrapped by the assembly hook
+            assertThat(Scannable.from(flux).parents().findFirst().map(p -> p.scan(Scannable.Attr.CAPACITY)))
+                    .contains(16);
+            StepVerifier.create(flux)
+                    .expectFusion(Fuseable.ANY, Fuseable.ASYNC)
+                    .expectNext(0, 1)
+                    .expectComplete()
+                    .verify(TIMEOUT);
+        } finally {
+            Hooks.resetOnOperatorDebug();
+        }
     }
 
     @Test
@@ -357,6 +378,34 @@ class MailboxFluxTest {
         assertThat(probe.queue.isEmpty()).isFalse();
         assertThat(mailbox.size()).isEqualTo(3);
         assertThat(holder(mailbox)).isNull();
+    }
+
+    @Test
+    void shouldReleaseOnUnlockWhenAProducersWakeUpCancelsUsFromInsideOurOwnPoll() {
+        final Mailbox<Integer> mailbox = Mailboxes.bounded(4);
+        final FusedProbe<Integer> probe = new FusedProbe<>(0);
+        final java.util.concurrent.atomic.AtomicInteger requests = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicReference<Thread> cancelledOn = new AtomicReference<>();
+        // The sender's second request comes from the consumer's wake-up check (afterReceive, under the poll lock):
+        // cancelling there runs our releaseRole on the polling thread, inside its own poll.
+        MailboxFlux.sendAll(Flux.range(0, 100).doOnRequest(n -> {
+            if (requests.incrementAndGet() == 2) {
+                cancelledOn.set(Thread.currentThread());
+                probe.cancel();
+            }
+        }), mailbox).subscribe();
+        assertThat(mailbox.size()).isEqualTo(4);
+        probe.deferDrain = true; // polls outside our loop, as publishOn's worker does
+        MailboxFlux.from(mailbox).subscribe(probe);
+        probe.request(Long.MAX_VALUE);
+        assertThat(cancelledOn.get()).isSameAs(Thread.currentThread());
+        assertThat(probe.values).containsExactly(0, 1, 2, 3);
+        assertThat(holder(mailbox)).isNull(); // released when that poll unlocked
+        StepVerifier.create(MailboxFlux.from(mailbox))
+                .expectNextSequence(range(4, 100))
+                .expectComplete() // sendAll closed the mailbox after the last element
+                .verify(TIMEOUT);
+        assertThat(probe.violations).isEmpty();
     }
 
     // ------------------------------------------------------------------ one consumer at a time

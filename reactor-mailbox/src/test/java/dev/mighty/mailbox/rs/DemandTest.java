@@ -8,7 +8,9 @@ import java.lang.invoke.VarHandle;
 
 import dev.mighty.mailbox.internal.Demand;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
+@Timeout(30)
 class DemandTest {
     volatile long requested;
     static final VarHandle REQUESTED;

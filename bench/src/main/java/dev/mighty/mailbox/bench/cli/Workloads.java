@@ -16,6 +16,8 @@ import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.bench.DrivenExecutor;
+import dev.mighty.mailbox.reactor.MailboxFlux;
+import dev.mighty.mailbox.rs.MailboxPublisher;
 import org.jctools.queues.MessagePassingQueue;
 import org.jctools.queues.MpscArrayQueue;
 import org.jctools.queues.SpscArrayQueue;
@@ -95,18 +97,10 @@ final class Workloads {
                         s -> new Frames(FRAME_MAILBOX, INLINE_PAYLOAD, s)),
                 new Entry(FRAME_MAILBOX_SPILL, "FrameMailbox, 256 B spilled: trySend(kind, id, ByteBuffer) / recvFrames",
                         true, s -> new Frames(FRAME_MAILBOX_SPILL, SPILL_PAYLOAD, s)),
-                // TODO(lead, after merging the adapters): add the two adapter rows here, between the frame rows and
-                // the comparators, so that the interleaving and the table keep this order:
-                //   new Entry(PUBLISHER_MAILBOX, "MailboxPublisher over an MPSC Mailbox, unbounded demand", true,
-                //           PublisherRow::new),
-                //   new Entry(FLUX_MAILBOX, "MailboxFlux.from(mailbox).publishOn(consumer thread)", true,
-                //           FluxRow::new),
-                // PublisherRow: new MailboxPublisher<>(mailbox).subscribe(check) in open(), with check an
-                // ObjectCheck-based org.reactivestreams.Subscriber requesting Long.MAX_VALUE; produce = send();
-                // consume = wait (Workload.idle(int)) until check.complete(), or s.consumer().runUntil(check, ...)
-                // if the publisher drains on an Executor given as s.consumer().
-                // FluxRow: as ReactorSink below with MailboxFlux.from(mailbox) instead of sink.asFlux(), and the
-                // mailbox's send() as the producer. The expectations in Report already name both rows.
+                new Entry(PUBLISHER_MAILBOX, "MailboxPublisher (batch 256) over an MPSC Mailbox, unbounded demand, "
+                        + "draining on the consumer thread (Executor)", true, PublisherRow::new),
+                new Entry(FLUX_MAILBOX, "MailboxFlux.from(mailbox).publishOn(consumer thread), ASYNC-fused", true,
+                        FluxRow::new),
                 new Entry(ABQ, "java.util.concurrent.ArrayBlockingQueue: put() / take()", false, Abq::new),
                 new Entry(JCTOOLS_MPSC, "JCTools MpscArrayQueue, bare: offer/poll, busy (spin, then yield)", false,
                         s -> new BareRing(JCTOOLS_MPSC, new MpscArrayQueue<>(s.capacity()), s)),
@@ -402,6 +396,107 @@ final class Workloads {
         @Override
         public void close() {
             mailbox.close();
+        }
+    }
+
+    /**
+     * {@code MailboxPublisher} over an MPSC mailbox, its drain handed to the consumer thread through the
+     * publisher's {@code Executor} constructor, so that {@code onNext} runs there (two threads, as every row).
+     */
+    static final class PublisherRow implements Workload {
+        private final Mailbox<Integer> mailbox;
+        private final DrivenExecutor consumer;
+        private final Integer[] payload;
+        private final SubscriberCheck check = new SubscriberCheck(PUBLISHER_MAILBOX);
+
+        PublisherRow(Setup s) {
+            this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(PUBLISHER_MAILBOX).build();
+            this.consumer = s.consumer();
+            this.payload = s.payload();
+        }
+
+        @Override
+        public void open() {
+            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, consumer).subscribe(check);
+            consumer.runPending();
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final Mailbox<Integer> mailbox = this.mailbox;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i++) {
+                mailbox.send(payload[i]);
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            check.begin(n);
+            consumer.runUntil(check, Workload::idle);
+            check.verifyNoError();
+        }
+
+        @Override
+        public String stats() {
+            return format(mailbox.stats());
+        }
+
+        @Override
+        public void close() {
+            mailbox.close();
+        }
+    }
+
+    /**
+     * {@code MailboxFlux} into {@code publishOn} on the consumer thread: fused, so {@code publishOn} polls the
+     * mailbox itself. The same shape as {@link ReactorSink}, with the mailbox's {@code send} as the producer.
+     */
+    static final class FluxRow implements Workload {
+        private final Mailbox<Integer> mailbox;
+        private final DrivenExecutor consumer;
+        private final Scheduler scheduler;
+        private final Integer[] payload;
+        private final SubscriberCheck check = new SubscriberCheck(FLUX_MAILBOX);
+
+        FluxRow(Setup s) {
+            this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(FLUX_MAILBOX).build();
+            this.consumer = s.consumer();
+            this.scheduler = Schedulers.fromExecutor(consumer);
+            this.payload = s.payload();
+        }
+
+        @Override
+        public void open() {
+            MailboxFlux.from(mailbox).publishOn(scheduler).subscribe(check);
+            consumer.runPending();
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final Mailbox<Integer> mailbox = this.mailbox;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i++) {
+                mailbox.send(payload[i]);
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            check.begin(n);
+            consumer.runUntil(check, Workload::idle);
+            check.verifyNoError();
+        }
+
+        @Override
+        public String stats() {
+            return format(mailbox.stats());
+        }
+
+        @Override
+        public void close() {
+            mailbox.close();
+            scheduler.dispose();
         }
     }
 

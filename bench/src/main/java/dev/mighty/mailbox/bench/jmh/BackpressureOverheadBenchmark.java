@@ -2,6 +2,14 @@ package dev.mighty.mailbox.bench.jmh;
 
 import java.util.concurrent.TimeUnit;
 
+import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.bench.DrivenExecutor;
+import dev.mighty.mailbox.reactor.MailboxFlux;
+import dev.mighty.mailbox.rs.MailboxPublisher;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -9,6 +17,8 @@ import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Control;
 import org.openjdk.jmh.runner.Runner;
@@ -26,14 +36,9 @@ import static dev.mighty.mailbox.bench.jmh.OneToOneState.MESSAGES;
  *
  * <p>Goals (issue #5): publisher &lt;= 1.2x raw; fused Flux &gt;= 3x faster than the unicast sink.
  *
- * <p>TODO(lead, after merging the adapters): add {@code publisher_unbounded_demand},
- * {@code publisher_demand_256} and {@code flux_publish_on} here. They do not exist on the bench branch yet
- * ({@code dev.mighty.mailbox.rs.MailboxPublisher}, {@code dev.mighty.mailbox.reactor.MailboxFlux}). The
- * shape: a {@code OneToOneState} whose {@code open()} subscribes a {@link CountingSubscriber} (requesting
- * {@code Long.MAX_VALUE}, or 256 then 256 more per 256 received) to {@code new MailboxPublisher<>(mailbox)} or to
- * {@code MailboxFlux.from(mailbox).publishOn(Schedulers.fromExecutor(executor))}, whose {@code produce} is the
- * mailbox's {@code send}, and whose benchmark method is {@link ComparatorThroughputBenchmark#delivered} (or, if
- * the publisher delivers on the requesting or producing thread, a wait for the subscriber's count).
+ * <p>The publisher rows drain on the benchmark thread through the publisher's {@code Executor} constructor (a
+ * {@link DrivenExecutor} that thread drives), exactly as the sink row's {@code publishOn} does, so every row is
+ * one producer thread and one consumer thread.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -52,6 +57,95 @@ public class BackpressureOverheadBenchmark {
     @OperationsPerInvocation(MESSAGES)
     public Object reactor_unicast_sink_publish_on(ComparatorThroughputBenchmark.ReactorSink s, Control control) {
         return ComparatorThroughputBenchmark.delivered(s, s.executor, s.subscriber, control);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(MESSAGES)
+    public Object publisher_unbounded_demand(PublisherState s, Control control) {
+        return ComparatorThroughputBenchmark.delivered(s, s.executor, s.subscriber, control);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(MESSAGES)
+    public Object publisher_demand_256(PublisherDemand256State s, Control control) {
+        return ComparatorThroughputBenchmark.delivered(s, s.executor, s.subscriber, control);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(MESSAGES)
+    public Object flux_fused_publish_on(FluxState s, Control control) {
+        return ComparatorThroughputBenchmark.delivered(s, s.executor, s.subscriber, control);
+    }
+
+    /** {@code MailboxFlux.from(mailbox).publishOn(benchmark thread)}: ASYNC-fused, publishOn polls the mailbox. */
+    @State(Scope.Thread)
+    public static class FluxState extends PublisherState {
+        Scheduler scheduler;
+
+        @Override
+        protected void open() {
+            mailbox = Mailboxes.bounded(CAPACITY);
+            subscriber = newSubscriber();
+            scheduler = Schedulers.fromExecutor(executor);
+            MailboxFlux.from(mailbox).publishOn(scheduler).subscribe(subscriber);
+            executor.runPending();
+        }
+
+        @Override
+        protected void close() {
+            super.close();
+            scheduler.dispose();
+        }
+    }
+
+    /** {@code MailboxPublisher} over an MPSC mailbox, draining on the benchmark thread, unbounded demand. */
+    @State(Scope.Thread)
+    public static class PublisherState extends OneToOneState {
+        final DrivenExecutor executor = new DrivenExecutor();
+        CountingSubscriber subscriber;
+        Mailbox<Object> mailbox;
+
+        CountingSubscriber newSubscriber() {
+            return new CountingSubscriber();
+        }
+
+        @Override
+        protected void open() {
+            mailbox = Mailboxes.bounded(CAPACITY);
+            subscriber = newSubscriber();
+            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, executor).subscribe(subscriber);
+            executor.runPending();
+        }
+
+        @Override
+        protected void produce(int n) throws InterruptedException {
+            final Mailbox<Object> mailbox = this.mailbox;
+            for (int i = 0; i < n; i++) {
+                mailbox.send(MESSAGE);
+            }
+        }
+
+        @Override
+        protected int drainNow() {
+            final long before = subscriber.count;
+            executor.runPending();
+            return (int) (subscriber.count - before);
+        }
+
+        @Override
+        protected void close() {
+            mailbox.close();
+            executor.runPending();
+        }
+    }
+
+    /** As {@link PublisherState}, with a subscriber that requests 256 up front and 256 more per 256 received. */
+    @State(Scope.Thread)
+    public static class PublisherDemand256State extends PublisherState {
+        @Override
+        CountingSubscriber newSubscriber() {
+            return new CountingSubscriber(256);
+        }
     }
 
     /*

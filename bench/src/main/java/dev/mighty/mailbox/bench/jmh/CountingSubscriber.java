@@ -12,14 +12,29 @@ import reactor.core.CoreSubscriber;
  * once and read by polling.
  */
 final class CountingSubscriber implements CoreSubscriber<Object>, Flow.Subscriber<Object> {
+    /** Demand per request; {@code Long.MAX_VALUE} for unbounded. */
+    private final long chunk;
+    private Subscription upstream;
+    private long untilRequest;
     long count;
     Object last;
     volatile boolean subscribed;
     volatile Throwable error;
 
+    CountingSubscriber() {
+        this(Long.MAX_VALUE);
+    }
+
+    /** Requests {@code chunk} up front and {@code chunk} more each time that many have arrived. */
+    CountingSubscriber(long chunk) {
+        this.chunk = chunk;
+        this.untilRequest = chunk;
+    }
+
     @Override
     public void onSubscribe(Subscription s) {
-        s.request(Long.MAX_VALUE);
+        upstream = s;
+        s.request(chunk);
         subscribed = true;
     }
 
@@ -33,6 +48,10 @@ final class CountingSubscriber implements CoreSubscriber<Object>, Flow.Subscribe
     public void onNext(Object item) {
         last = item;
         count++;
+        if (chunk != Long.MAX_VALUE && --untilRequest == 0) {
+            untilRequest = chunk;
+            upstream.request(chunk);
+        }
     }
 
     @Override

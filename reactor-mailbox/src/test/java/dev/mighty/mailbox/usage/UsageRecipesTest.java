@@ -1,0 +1,280 @@
+package dev.mighty.mailbox.usage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Flow;
+import java.util.concurrent.SubmissionPublisher;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import dev.mighty.mailbox.FrameHandler;
+import dev.mighty.mailbox.FrameMailbox;
+import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.MailboxStats;
+import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.reactor.MailboxFlux;
+import dev.mighty.mailbox.rs.MailboxPublisher;
+import dev.mighty.mailbox.rs.MailboxSubscriber;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.reactivestreams.FlowAdapters;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Runs every recipe of {@code docs/usage.md}. The code between {@code // tag::name[]} and {@code // end::name[]}
+ * is what the document shows, character for character (minus the indentation);
+ * {@link #shouldShowEveryRecipeVerbatimInTheUsageDoc()} fails when the two drift apart.
+ */
+@Timeout(60)
+class UsageRecipesTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
+    // ------------------------------------------------------------------ 1. an actor-style consumer loop
+
+    @Test
+    void shouldRunTheActorLoopUntilTheMailboxIsClosedAndDrained() throws Exception {
+        final List<String> handled = new CopyOnWriteArrayList<>();
+        // tag::actor-loop[]
+        Mailbox<String> inbox = Mailboxes.bounded(1024);
+
+        Thread actor = new Thread(() -> {
+            try {
+                // parks while empty; takes up to 64 at once; returns 0 once closed and drained
+                while (inbox.recvMany(handled::add, 64) > 0) {
+                    // one batch handled; a wake-up for parked senders was paid once for all of it
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "actor");
+        actor.start();
+
+        inbox.send("hello");   // any thread; parks while the mailbox is full
+        inbox.trySend("world"); // or: false when full, never blocks
+        inbox.close();          // what was sent is still delivered, then the loop ends
+        actor.join();
+        // end::actor-loop[]
+        assertThat(handled).containsExactly("hello", "world");
+        assertThat(actor.isAlive()).isFalse();
+    }
+
+    // ------------------------------------------------------------------ 2. a Flux into a mailbox
+
+    @Test
+    void shouldSendAFluxIntoAMailbox() {
+        // tag::flux-into-mailbox[]
+        Mailbox<Integer> mailbox = Mailboxes.bounded(256);
+
+        // Requests only the room the mailbox has (reserved slots: never refused, never blocked),
+        // closes the mailbox when the source completes, fails if someone else closes it first.
+        Mono<Void> sent = MailboxFlux.sendAll(Flux.range(1, 1_000), mailbox);
+
+        Mono<Integer> sum = MailboxFlux.from(mailbox).reduce(0, Integer::sum); // completes once closed and drained
+        sent.subscribe();
+        Integer total = sum.block(); // 500500
+        // end::flux-into-mailbox[]
+        assertThat(total).isEqualTo(500_500);
+        assertThat(mailbox.isTerminated()).isTrue();
+    }
+
+    // ------------------------------------------------------------------ 3. a mailbox into a Flux, fused
+
+    @Test
+    void shouldReceiveThroughAFusedPublishOnAndLeaveTheRestWhenCancelled() {
+        final Scheduler worker = Schedulers.newSingle("worker", true);
+        try {
+            // tag::mailbox-into-flux[]
+            Mailbox<String> orders = Mailboxes.bounded(1024);
+            for (int i = 0; i < 100; i++) {
+                orders.trySend("order-" + i);
+            }
+
+            // publishOn fuses with the mailbox: it polls the mailbox itself instead of prefetching
+            // into a queue of its own, so whatever the pipeline did not take stays in the mailbox.
+            List<String> firstTen = MailboxFlux.from(orders)
+                    .publishOn(worker)
+                    .take(10)
+                    .collectList()
+                    .block();
+
+            int left = orders.size(); // 90: the next subscriber starts at "order-10"
+            // end::mailbox-into-flux[]
+            assertThat(firstTen).hasSize(10).first().isEqualTo("order-0");
+            assertThat(left).isEqualTo(90);
+            orders.close();
+            assertThat(MailboxFlux.from(orders).blockFirst(TIMEOUT)).isEqualTo("order-10");
+        } finally {
+            worker.dispose();
+        }
+    }
+
+    // ------------------------------------------------------------------ 4. the zero-garbage frame consumer
+
+    @Test
+    void shouldConsumeFramesWithoutAllocating() throws Exception {
+        final AtomicLong checksum = new AtomicLong();
+        // tag::frames[]
+        FrameMailbox frames = Mailboxes.frames(1024); // 1024 slots of 64 bytes, 48 of them inline payload
+
+        // producer: copies the buffer's remaining bytes into a slot; the buffer is reused
+        ByteBuffer payload = ByteBuffer.allocate(16);
+        for (long id = 0; id < 10; id++) {
+            payload.clear();
+            payload.putLong(id).putLong(id * id).flip();
+            frames.send(1, id, payload);
+        }
+        frames.close();
+
+        // consumer: a reused view over each slot, valid only inside the handler; allocate the handler once
+        byte[] scratch = new byte[FrameMailbox.INLINE_PAYLOAD];
+        FrameHandler handler = frame -> {
+            int length = frame.getPayload(scratch, 0); // copy out what you keep
+            checksum.addAndGet(frame.correlationId() + length);
+        };
+        while (frames.recvFrames(handler, 64) > 0) {
+            // parks while empty; 0 once closed and drained
+        }
+        // end::frames[]
+        assertThat(checksum.get()).isEqualTo(45 + 10 * 16);
+    }
+
+    // ------------------------------------------------------------------ 5. bridging to JDK Flow
+
+    @Test
+    void shouldBridgeToAndFromJdkFlow() throws Exception {
+        final List<String> got = new CopyOnWriteArrayList<>();
+        final CountDownLatch completed = new CountDownLatch(1);
+        // tag::flow[]
+        Mailbox<String> mailbox = Mailboxes.bounded(64);
+
+        // JDK Flow.Publisher -> mailbox: a SubmissionPublisher feeds the mailbox's subscriber side
+        SubmissionPublisher<String> jdkPublisher = new SubmissionPublisher<>();
+        jdkPublisher.subscribe(FlowAdapters.toFlowSubscriber(new MailboxSubscriber<>(mailbox)));
+
+        // mailbox -> JDK Flow.Subscriber
+        Flow.Publisher<String> flowPublisher = FlowAdapters.toFlowPublisher(new MailboxPublisher<>(mailbox));
+        flowPublisher.subscribe(new Flow.Subscriber<String>() {
+            @Override
+            public void onSubscribe(Flow.Subscription subscription) {
+                subscription.request(Long.MAX_VALUE);
+            }
+
+            @Override
+            public void onNext(String item) {
+                got.add(item);
+            }
+
+            @Override
+            public void onError(Throwable throwable) {
+                completed.countDown();
+            }
+
+            @Override
+            public void onComplete() {
+                completed.countDown();
+            }
+        });
+
+        jdkPublisher.submit("a");
+        jdkPublisher.submit("b");
+        jdkPublisher.close(); // completes the mailbox's subscriber, which closes the mailbox
+        // end::flow[]
+        assertThat(completed.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(got).containsExactly("a", "b");
+    }
+
+    // ------------------------------------------------------------------ 6. choosing capacity and batch size
+
+    @Test
+    void shouldReadTheStatsThatGuideCapacityAndBatchSize() {
+        // tag::sizing[]
+        Mailbox<String> events = Mailboxes.<String>builder()
+                .capacity(4096)        // the burst producers may get ahead by; rounded up to a power of two
+                .name("events")        // shows in stats, errors and Scannable
+                .build();
+
+        // batchSize: unfused, the most messages per receive (per onNext burst); fused, the most polls
+        // between two wake-up checks for parked producers. Larger amortizes more; smaller hands over sooner.
+        Flux<String> flux = MailboxFlux.from(events, 64);
+
+        for (int i = 0; i < 1_000; i++) {
+            events.trySend("e" + i); // false (counted as refused) once full
+        }
+        flux.take(1_000).blockLast();
+
+        MailboxStats stats = events.stats();
+        // highWaterMark close to capacity, or refused > 0 or parkedProducers > 0 under load:
+        // consumers fall behind bursts, so raise the capacity (memory) or add consumers downstream.
+        long refused = stats.refused();
+        int highWaterMark = stats.highWaterMark();
+        // end::sizing[]
+        assertThat(events.capacity()).isEqualTo(4096);
+        assertThat(refused).isZero();
+        assertThat(highWaterMark).isBetween(1, 64);
+        assertThat(stats.received()).isEqualTo(1_000L);
+    }
+
+    // ------------------------------------------------------------------ the document and the code agree
+
+    private static final Pattern REGION = Pattern.compile(
+            "// tag::([a-z-]+)\\[]\\R(.*?)\\R[ \\t]*// end::\\1\\[]", Pattern.DOTALL);
+
+    @Test
+    void shouldShowEveryRecipeVerbatimInTheUsageDoc() throws IOException {
+        final Path module = Path.of("").toAbsolutePath();
+        final Path source = module.resolve("src/test/java/dev/mighty/mailbox/usage/UsageRecipesTest.java");
+        final Path doc = findUp(module, "docs/usage.md");
+        final Map<String, String> recipes = regions(Files.readString(source, StandardCharsets.UTF_8));
+        assertThat(recipes.keySet())
+                .containsExactly("actor-loop", "flux-into-mailbox", "mailbox-into-flux", "frames", "flow", "sizing");
+        final String text = Files.readString(doc, StandardCharsets.UTF_8);
+        for (Map.Entry<String, String> recipe : recipes.entrySet()) {
+            assertThat(text).as("docs/usage.md shows recipe '%s' as in UsageRecipesTest", recipe.getKey())
+                    .contains("```java\n" + recipe.getValue() + "\n```");
+        }
+    }
+
+    /** @return each region's lines, with the indentation of its least indented line removed */
+    static Map<String, String> regions(String source) {
+        final Map<String, String> regions = new LinkedHashMap<>();
+        final Matcher matcher = REGION.matcher(source);
+        while (matcher.find()) {
+            final List<String> lines = new ArrayList<>(List.of(matcher.group(2).split("\\R", -1)));
+            final int indent = lines.stream()
+                    .filter(line -> !line.isBlank())
+                    .mapToInt(line -> line.length() - line.stripLeading().length())
+                    .min()
+                    .orElse(0);
+            lines.replaceAll(line -> line.isBlank() ? "" : line.substring(indent));
+            regions.put(matcher.group(1), String.join("\n", lines));
+        }
+        return regions;
+    }
+
+    private static Path findUp(Path from, String relative) {
+        for (Path dir = from; dir != null; dir = dir.getParent()) {
+            final Path candidate = dir.resolve(relative);
+            if (Files.isRegularFile(candidate)) {
+                return candidate;
+            }
+        }
+        throw new AssertionError(relative + " not found above " + from);
+    }
+}
