@@ -226,28 +226,36 @@ class AdapterFaultInjectionTest {
     }
 
     /**
-     * Core finding (fails today, within a few hundred rounds): an upstream that breaks §1.3 makes
-     * {@code MailboxSubscriber} spend reservations it does not hold ({@code sendReserved} without a permit), which
-     * drives the ring's {@code reserved} count negative; {@code claim()} then computes {@code index + reserved}
-     * below the real occupancy and lets a plain {@code trySend} claim one slot past the capacity, overwriting a
-     * message that was never received (lost, possibly another producer's) and leaving a claimed slot that is never
-     * published, so the consumer finds {@code size() == 1} and can receive nothing, forever. Clamping the read in
-     * {@code claim()} ({@code index + Math.max(0L, lvReserved())}) removed the loss and the wedge in 16,000 rounds
-     * here (the mailbox then ends closed exceptionally with "sendReserved without a reserved slot"); refusing
-     * {@code sendReserved} when {@code reserved <= 0} would also keep the count from going negative. See
-     * {@link ReservationHazardsTest} for the single-threaded reproduction.
+     * An upstream that breaks §1.3 makes {@code MailboxSubscriber} spend reservations it does not hold. Before the
+     * core clamped {@code reserved} at 0 where it checks room and refused {@code sendReserved} with nothing
+     * reserved, this drove the count negative and let a plain {@code trySend} claim one slot past the capacity,
+     * overwriting an unread message (of another producer) and wedging the consumer on a slot never published;
+     * this test found it within a few hundred rounds. Now: nothing of the innocent producer is lost, nothing is
+     * duplicated, the capacity holds, and the broken upstream's messages are lost only with the mailbox closed
+     * exceptionally.
      */
-    @Disabled("core finding: a §1.3-breaking upstream drives reserved < 0; a plain trySend then overwrites a slot")
     @Test
     void shouldStayConsistentWhenTheUpstreamSignalsOnNextConcurrently() {
-        concurrentOnNext(2_000, 64, 3L);
+        concurrentOnNext(2_000, 64, 3L, false);
     }
 
-    @Disabled("core finding: see shouldStayConsistentWhenTheUpstreamSignalsOnNextConcurrently")
     @Tag("stress")
     @Test
     void shouldStayConsistentWhenTheUpstreamSignalsOnNextConcurrentlyForLong() {
-        concurrentOnNext(20_000, 256, System.nanoTime());
+        concurrentOnNext(20_000, 256, System.nanoTime(), false);
+    }
+
+    /**
+     * Core finding (minor; fails today within a few rounds): the count itself can still end below zero, visible
+     * in {@code stats().reserved} as -1 on the closed mailbox. {@code sendReserved} on a closed mailbox gives its
+     * permit back unconditionally, and the "nothing reserved" guard is a check-then-act; a permit-less call racing
+     * the close (here: the second of two concurrent {@code onNext}s) returns a permit it never held. Harmless for
+     * the capacity since the clamp, but the counter lies. Fix: give the permit back with a decrement-if-positive.
+     */
+    @Disabled("core finding: reserved() can end at -1 when a permit-less sendReserved races the close")
+    @Test
+    void shouldNeverShowANegativeReservationCountWhenTheUpstreamSignalsOnNextConcurrently() {
+        concurrentOnNext(2_000, 64, 3L, true);
     }
 
     /**
@@ -257,7 +265,7 @@ class AdapterFaultInjectionTest {
      * producer got {@code true} for is received exactly once and in order, and messages of the broken upstream
      * are lost only with the mailbox closed exceptionally (the error the consumer then sees).
      */
-    private static void concurrentOnNext(int rounds, int perThread, long seed) {
+    private static void concurrentOnNext(int rounds, int perThread, long seed, boolean strictReserved) {
         final SplittableRandom random = new SplittableRandom(seed);
         try (Race race = new Race(4, TIMEOUT)) {
             for (int round = 0; round < rounds; round++) {
@@ -329,9 +337,11 @@ class AdapterFaultInjectionTest {
                             .isInstanceOf(IllegalStateException.class);
                 }
                 assertThat(overCapacity.get()).as("round %d: more admitted than capacity", round).isZero();
-                assertThat(negativeReserved.get()).as("round %d: reserved() < 0 seen (%s)", round, mailbox.stats())
-                        .isZero();
-                assertThat(ring.reserved()).as("round %d: reserved", round).isGreaterThanOrEqualTo(0);
+                if (strictReserved) {
+                    assertThat(negativeReserved.get()).as("round %d: reserved() < 0 seen (%s)", round,
+                            mailbox.stats()).isZero();
+                    assertThat(ring.reserved()).as("round %d: reserved", round).isGreaterThanOrEqualTo(0);
+                }
                 final MailboxStats stats = mailbox.stats();
                 assertThat(stats.received()).isEqualTo(stats.admitted());
                 assertThat(received).hasSize((int) stats.received());

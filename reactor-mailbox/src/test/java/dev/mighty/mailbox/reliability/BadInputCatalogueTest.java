@@ -169,8 +169,10 @@ class BadInputCatalogueTest {
                 .isInstanceOf(MailboxClosedException.class).hasCause(cause);
         assertThatThrownBy(() -> failed.send(MessageFrame.of(1, 2L))).isInstanceOf(MailboxClosedException.class)
                 .hasCause(cause);
-        assertThat(MailboxRing.of(failed).sendReserved(MessageFrame.of(1, 2L))).as("no permit, closed: false")
-                .isFalse();
+        final MailboxRing<MessageFrame> ring = MailboxRing.of(failed);
+        assertThatThrownBy(() -> ring.sendReserved(MessageFrame.of(1, 2L))).as("no permit: a caller bug, closed or not")
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(failed.stats().reserved()).isZero();
     }
 
     @Test
@@ -306,6 +308,28 @@ class BadInputCatalogueTest {
                     .hasMessage("FrameView used outside FrameHandler.onFrame");
         }
         assertThat(frames.tryRecv()).as("the next frame is intact").isEqualTo(MessageFrame.of(1, 3L, new byte[60]));
+    }
+
+    @Test
+    void shouldRefuseAReceiveFromInsideTheFrameHandler() throws InterruptedException {
+        final FrameMailbox frames = Mailboxes.frames(4);
+        frames.trySend(MessageFrame.of(1, 1L));
+        frames.trySend(MessageFrame.of(1, 2L));
+        final List<Throwable> refused = new ArrayList<>();
+        frames.tryRecvFrames(view -> {
+            for (ThrowingCall call : List.<ThrowingCall>of(frames::tryRecv, () -> frames.tryRecvFrames(v -> { }, 1),
+                    () -> frames.tryRecvMany(f -> { }, 1))) {
+                try {
+                    call.call();
+                } catch (Throwable t) {
+                    refused.add(t);
+                }
+            }
+        }, 1);
+        assertThat(refused).hasSize(3).allSatisfy(t -> assertThat(t).isInstanceOf(IllegalStateException.class)
+                .hasMessage("receive from inside FrameHandler.onFrame: name=frames"));
+        assertThat(frames.recv()).as("the slot under the handler was not handed out twice")
+                .isEqualTo(MessageFrame.of(1, 2L));
     }
 
     // ------------------------------------------------------------------ Reactive Streams and Reactor faces
@@ -522,12 +546,14 @@ class BadInputCatalogueTest {
                 .hasMessage("role");
         assertThatThrownBy(() -> MailboxRing.of(null)).isInstanceOf(NullPointerException.class)
                 .hasMessage("mailbox");
-        for (int i = 0; i < 4; i++) {
-            mailbox.trySend("m" + i);
-        }
-        assertThatThrownBy(() -> ring.sendReserved("x")).as("no permit and full: detected")
+        assertThatThrownBy(() -> ring.sendReserved("x")).as("no permit: refused before anything is claimed")
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessage("sendReserved without a reserved slot: name=mailbox, capacity=4, reserved=0");
+                .hasMessage("sendReserved without a reserved slot: name=mailbox, reserved=0");
+        assertThat(mailbox.stats().admitted()).isZero();
+        assertThat(ring.reserve(1)).isEqualTo(1);
+        mailbox.close();
+        assertThat(ring.sendReserved("y")).as("with a permit, closed: false, the permit returned").isFalse();
+        assertThat(ring.reserved()).isZero();
     }
 
     @FunctionalInterface

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
@@ -13,37 +14,31 @@ import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
- * Reservation edge cases found by {@link MailboxModelTest}. The passing tests pin the documented behaviour; the
- * disabled ones are core findings reported to the lead (they fail today; enable them with the fix).
+ * The reservation edge cases {@link MailboxModelTest} found (both fixed in the core since): the epoch that
+ * saturates after 63 grants without a claim, and {@code sendReserved} without a permit. Plus the wake-up that the
+ * epoch's renewal placeholder must not swallow.
  */
 class ReservationHazardsTest {
 
     @Test
-    void shouldGrantZeroAfter63GrantsWithoutAClaimAndAgainAfterAClaim() {
+    void shouldRenewASaturatedEpochWithAPlaceholderTheConsumerSkips() {
         final Mailbox<Integer> mailbox = Mailboxes.bounded(1024);
         final MailboxRing<Integer> ring = MailboxRing.of(mailbox);
         for (int i = 0; i < 63; i++) {
             assertThat(ring.reserve(1)).as("grant %d", i).isEqualTo(1);
         }
-        assertThat(ring.reserve(1)).as("the epoch is saturated: no grant despite 961 free slots").isZero();
-        assertThat(ring.reserved()).isEqualTo(63);
-        assertThat(ring.sendReserved(1)).isTrue(); // a claim resets the epoch
-        assertThat(ring.reserve(1)).isEqualTo(1);
+        assertThat(ring.reserve(1)).as("the 64th grant, after renewing the epoch").isEqualTo(1);
+        assertThat(mailbox.stats().admitted()).as("the placeholder slot").isEqualTo(1);
+        assertThat(mailbox.size()).isEqualTo(1);
+        assertThat(ring.sendReserved(7)).isTrue();
+        assertThat(mailbox.tryRecv()).as("the placeholder is skipped").isEqualTo(7);
+        assertThat(mailbox.stats().received()).isEqualTo(2);
         ring.releaseReserved(ring.reserved());
-        assertThat(mailbox.tryRecv()).isEqualTo(1);
         assertThat(mailbox.stats().reserved()).isZero();
+        assertThat(mailbox.size()).isZero();
     }
 
-    /**
-     * Core finding: the reservation epoch saturates after 63 grants without a claim, and only a claim resets it.
-     * If those permits are all given back (a subscriber cancelled before any {@code onNext}, 63 times, or a
-     * subscriber that reserves and releases as demand comes and goes) and no plain producer sends, the mailbox
-     * is empty, nothing is reserved, and {@code reserve} grants 0 forever: whoever reserves next can never get a
-     * permit, and "retry after the next receive" (docs/architecture.md) does not help: with nothing admitted there
-     * is no next receive. Latent today: {@code MailboxSubscriber} gives permits back only when it is done, so it
-     * cannot reach this state by itself; a future caller that reserves and releases as demand comes and goes can.
-     */
-    @Disabled("core finding: reserve() grants 0 forever after 63 reserve/release cycles with no claim in between")
+    /** Before the fix: after 63 reserve/release cycles with no claim in between, reserve granted 0 forever. */
     @Test
     void shouldGrantAReservationWhenEmptyAfterManyReserveReleaseCycles() {
         final Mailbox<Integer> mailbox = Mailboxes.bounded(8);
@@ -52,24 +47,21 @@ class ReservationHazardsTest {
             assertThat(ring.reserve(1)).as("cycle %d: empty mailbox, nothing reserved", cycle).isEqualTo(1);
             ring.releaseReserved(1);
         }
+        assertThat(mailbox.tryRecv()).isNull();
+        assertThat(mailbox.size()).as("the placeholder was freed by the receive").isZero();
     }
 
     /**
-     * Core finding: {@code sendReserved} without a permit is detected only when the ring is full. With room, it
-     * succeeds and drives {@code reserved} negative; later unreserved claims then pass the capacity check one slot
-     * too far and overwrite a message that was never received (lost), and the consumer finds a claimed slot that
-     * will never be published (a receive spins-yields on it forever). Reachable from outside the library: an
-     * upstream that breaks §1.3 (concurrent {@code onNext}) makes {@code MailboxSubscriber} do exactly this (see
-     * {@code AdapterFaultInjectionTest#shouldStayConsistentWhenTheUpstreamSignalsOnNextConcurrently}). Fixes:
-     * clamp {@code reserved} at 0 where {@code claim()} reads it (stops the overwrite), and refuse
-     * {@code sendReserved} when {@code reserved <= 0} (keeps the count sound).
+     * Before the fix: with room left, {@code sendReserved} without a permit succeeded and drove {@code reserved}
+     * negative; a later {@code trySend} then claimed one slot past the capacity, overwrote an unread message and
+     * left a slot that was never published (the consumer waited on it forever).
      */
-    @Disabled("core finding: sendReserved without a permit drives reserved negative; a later send overwrites a slot")
     @Test
     void shouldRefuseSendReservedWithoutAPermitInsteadOfCorruptingTheRing() {
         final Mailbox<String> mailbox = Mailboxes.bounded(2);
         final MailboxRing<String> ring = MailboxRing.of(mailbox);
-        assertThatThrownBy(() -> ring.sendReserved("a")).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> ring.sendReserved("a")).isInstanceOf(IllegalStateException.class)
+                .hasMessage("sendReserved without a reserved slot: name=mailbox, reserved=0");
         assertThat(ring.reserved()).isZero();
         mailbox.trySend("b");
         mailbox.trySend("c");
@@ -78,5 +70,35 @@ class ReservationHazardsTest {
         mailbox.tryRecvMany(got::add, 8);
         assertThat(got).containsExactly("b", "c");
         assertThat(mailbox.size()).isZero();
+    }
+
+    /**
+     * The placeholder that renews a saturated epoch can take the last free slot, so {@code reserve} grants 0 and
+     * the caller registers {@code awaitRoom}. A receive that frees only placeholders must still announce the room
+     * (as a receive of a message does, through {@code afterReceive}); otherwise a subscriber that is the only
+     * producer waits for room that nobody announces, while the consumer waits for data.
+     *
+     * <p>Core finding (fails today): {@code tryRecv} / the batch drains call {@code afterReceive} only when they
+     * returned a message, so a receive that frees only placeholders wakes nobody. Latent: it needs 63 grants
+     * without a claim ending with exactly one free slot. Fix: announce room whenever the consumer index moved
+     * (e.g. {@code afterReceive} when a poll skipped a placeholder, even with no message returned).
+     */
+    @Disabled("core finding: a receive that frees only an epoch placeholder does not wake awaitRoom() waiters")
+    @Test
+    void shouldWakeARoomWaiterWhenAReceiveFreesOnlyAPlaceholder() {
+        final Mailbox<Integer> mailbox = Mailboxes.bounded(1);
+        final MailboxRing<Integer> ring = MailboxRing.of(mailbox);
+        for (int cycle = 0; cycle < 63; cycle++) {
+            assertThat(ring.reserve(1)).isEqualTo(1);
+            ring.releaseReserved(1);
+        }
+        assertThat(ring.reserve(1)).as("the placeholder took the only slot").isZero();
+        assertThat(mailbox.size()).isEqualTo(1);
+        final AtomicInteger woken = new AtomicInteger();
+        assertThat(ring.awaitRoom(woken::incrementAndGet)).as("registered: no room").isTrue();
+        assertThat(mailbox.tryRecv()).isNull();
+        assertThat(mailbox.size()).isZero();
+        assertThat(woken.get()).as("the room freed by skipping the placeholder is announced").isEqualTo(1);
+        assertThat(ring.reserve(1)).isEqualTo(1);
     }
 }
