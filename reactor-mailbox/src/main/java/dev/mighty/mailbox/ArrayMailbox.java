@@ -62,6 +62,7 @@ final class ArrayMailbox<T> extends MailboxRing<T> implements Mailbox<T> {
             if (e != SKIP) {
                 return (T) e;
             }
+            afterSkip();
         }
     }
 }

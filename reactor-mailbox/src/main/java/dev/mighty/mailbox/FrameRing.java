@@ -203,6 +203,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
             final int length = lengthAt(base);
             if (length == SKIP) {
                 free(slot, base, length, cIndex);
+                afterSkip();
                 continue;
             }
             if (length < 0) {
@@ -259,6 +260,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
                 if (length < 0) {
                     if (length == SKIP) {
                         free(slot, base, length, cIndex);
+                        afterSkip();
                         continue;
                     }
                     break;

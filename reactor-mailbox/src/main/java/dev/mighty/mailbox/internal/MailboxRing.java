@@ -761,7 +761,10 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         for (;;) {
             final long word = lvProducerIndex();
             if ((word & CLOSED) != 0) {
-                releaseReserved(1L);
+                // Give the permit back, but never below zero: a caller without one (a §1.3-breaking upstream racing
+                // the close) must not make the count lie.
+                takePermit();
+                wakeProducers();
                 REJECTED_CLOSED.getAndAdd(this, 1L);
                 return false;
             }
@@ -776,10 +779,20 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             }
             if (casProducerIndex(word, (index + 1) << INDEX_SHIFT)) {
                 // NOTE: the slot is counted as occupied and as reserved until this decrement: only conservative.
-                xaddReserved(-1L);
+                // Decrement-if-positive: callers racing without permits (a §1.3-breaking upstream) must not drive
+                // the count below zero; the permit holder they robbed then finds none and gets the exception above.
+                takePermit();
                 publish(index, msg);
                 return true;
             }
+        }
+    }
+
+    /** Removes one permit if there is one (never below zero). */
+    private void takePermit() {
+        long r;
+        while ((r = lvReserved()) > 0 && !casReserved(r, r - 1)) {
+            Thread.onSpinWait(); // lost to another permit holder; read again
         }
     }
 
@@ -846,6 +859,15 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         // StoreLoad: the consumerIndex store in poll() must be visible before we look for waiters; pairs with the
         // CAS that pushes a waiter in claimBlocking()/awaitRoom(), each followed by a fresh read of consumerIndex.
         VarHandle.fullFence();
+        wakeProducers();
+    }
+
+    /**
+     * Announces the room freed by skipping a placeholder (see {@link #publishSkip}): a receive that frees only
+     * placeholders returns nothing, so {@link #afterReceive} is not called for it. Consumer only; rare.
+     */
+    protected final void afterSkip() {
+        VarHandle.fullFence(); // as in afterReceive: our consumerIndex store before the waiter check
         wakeProducers();
     }
 

@@ -18,7 +18,6 @@ import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.internal.MailboxRing;
 import dev.mighty.mailbox.rs.MailboxSubscriber;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -246,13 +245,11 @@ class AdapterFaultInjectionTest {
     }
 
     /**
-     * Core finding (minor; fails today within a few rounds): the count itself can still end below zero, visible
-     * in {@code stats().reserved} as -1 on the closed mailbox. {@code sendReserved} on a closed mailbox gives its
-     * permit back unconditionally, and the "nothing reserved" guard is a check-then-act; a permit-less call racing
-     * the close (here: the second of two concurrent {@code onNext}s) returns a permit it never held. Harmless for
-     * the capacity since the clamp, but the counter lies. Fix: give the permit back with a decrement-if-positive.
+     * Found by this test and fixed: the count could end below zero, visible in {@code stats().reserved} as -1 on
+     * the closed mailbox, because {@code sendReserved} on a closed mailbox gave its permit back unconditionally and
+     * a permit-less call racing the close (the second of two concurrent {@code onNext}s) returned a permit it never
+     * held. It now gives the permit back with a decrement-if-positive.
      */
-    @Disabled("core finding: reserved() can end at -1 when a permit-less sendReserved races the close")
     @Test
     void shouldNeverShowANegativeReservationCountWhenTheUpstreamSignalsOnNextConcurrently() {
         concurrentOnNext(2_000, 64, 3L, true);

@@ -10,7 +10,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.internal.MailboxRing;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -78,12 +77,10 @@ class ReservationHazardsTest {
      * (as a receive of a message does, through {@code afterReceive}); otherwise a subscriber that is the only
      * producer waits for room that nobody announces, while the consumer waits for data.
      *
-     * <p>Core finding (fails today): {@code tryRecv} / the batch drains call {@code afterReceive} only when they
-     * returned a message, so a receive that frees only placeholders wakes nobody. Latent: it needs 63 grants
-     * without a claim ending with exactly one free slot. Fix: announce room whenever the consumer index moved
-     * (e.g. {@code afterReceive} when a poll skipped a placeholder, even with no message returned).
+     * <p>Found by this test and fixed: {@code tryRecv} and the batch drains called {@code afterReceive} only when
+     * they returned a message, so a receive that freed only placeholders woke nobody. A poll that skips a
+     * placeholder now announces the room itself ({@code afterSkip}).
      */
-    @Disabled("core finding: a receive that frees only an epoch placeholder does not wake awaitRoom() waiters")
     @Test
     void shouldWakeARoomWaiterWhenAReceiveFreesOnlyAPlaceholder() {
         final Mailbox<Integer> mailbox = Mailboxes.bounded(1);
