@@ -400,25 +400,20 @@ final class Workloads {
     }
 
     /**
-     * {@code MailboxPublisher} over an MPSC mailbox, its drain handed to the consumer thread through the
-     * publisher's {@code Executor} constructor, so that {@code onNext} runs there (two threads, as every row).
+     * A mailbox whose consumer side is a subscriber draining on the consumer thread (the {@link DrivenExecutor}):
+     * the producer sends with {@code send()}, the consumer thread runs the pipeline until the check is done.
      */
-    static final class PublisherRow implements Workload {
-        private final Mailbox<Integer> mailbox;
-        private final DrivenExecutor consumer;
+    abstract static class DrivenMailboxRow implements Workload {
+        final Mailbox<Integer> mailbox;
+        final DrivenExecutor consumer;
+        final SubscriberCheck check;
         private final Integer[] payload;
-        private final SubscriberCheck check = new SubscriberCheck(PUBLISHER_MAILBOX);
 
-        PublisherRow(Setup s) {
-            this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(PUBLISHER_MAILBOX).build();
+        DrivenMailboxRow(String name, Setup s) {
+            this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(name).build();
             this.consumer = s.consumer();
             this.payload = s.payload();
-        }
-
-        @Override
-        public void open() {
-            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, consumer).subscribe(check);
-            consumer.runPending();
+            this.check = new SubscriberCheck(name);
         }
 
         @Override
@@ -449,21 +444,31 @@ final class Workloads {
     }
 
     /**
+     * {@code MailboxPublisher} over an MPSC mailbox, its drain handed to the consumer thread through the
+     * publisher's {@code Executor} constructor, so that {@code onNext} runs there (two threads, as every row).
+     */
+    static final class PublisherRow extends DrivenMailboxRow {
+        PublisherRow(Setup s) {
+            super(PUBLISHER_MAILBOX, s);
+        }
+
+        @Override
+        public void open() {
+            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, consumer).subscribe(check);
+            consumer.runPending();
+        }
+    }
+
+    /**
      * {@code MailboxFlux} into {@code publishOn} on the consumer thread: fused, so {@code publishOn} polls the
      * mailbox itself. The same shape as {@link ReactorSink}, with the mailbox's {@code send} as the producer.
      */
-    static final class FluxRow implements Workload {
-        private final Mailbox<Integer> mailbox;
-        private final DrivenExecutor consumer;
+    static final class FluxRow extends DrivenMailboxRow {
         private final Scheduler scheduler;
-        private final Integer[] payload;
-        private final SubscriberCheck check = new SubscriberCheck(FLUX_MAILBOX);
 
         FluxRow(Setup s) {
-            this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(FLUX_MAILBOX).build();
-            this.consumer = s.consumer();
+            super(FLUX_MAILBOX, s);
             this.scheduler = Schedulers.fromExecutor(consumer);
-            this.payload = s.payload();
         }
 
         @Override
@@ -473,29 +478,8 @@ final class Workloads {
         }
 
         @Override
-        public void produce(int n) throws InterruptedException {
-            final Mailbox<Integer> mailbox = this.mailbox;
-            final Integer[] payload = this.payload;
-            for (int i = 0; i < n; i++) {
-                mailbox.send(payload[i]);
-            }
-        }
-
-        @Override
-        public void consume(int n) throws InterruptedException {
-            check.begin(n);
-            consumer.runUntil(check, Workload::idle);
-            check.verifyNoError();
-        }
-
-        @Override
-        public String stats() {
-            return format(mailbox.stats());
-        }
-
-        @Override
         public void close() {
-            mailbox.close();
+            super.close();
             scheduler.dispose();
         }
     }
