@@ -13,6 +13,7 @@ import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
 
 import dev.mighty.mailbox.bench.DrivenExecutor;
+import dev.mighty.mailbox.bench.soak.SoakRunner;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -35,6 +36,7 @@ import picocli.CommandLine.Spec;
  * {@code --out}. Progress goes to stderr.
  */
 @Command(name = "mailbox_throughput", mixinStandardHelpOptions = true, sortOptions = false,
+        subcommands = SoakRunner.class,
         version = "mailbox_throughput (reactor-mailbox benchmarks)",
         description = {"Measures reactor-mailbox against the bounded channels a Java user would pick instead:",
                 "one producer thread, one consumer thread, interleaved round-robin in one JVM."})
