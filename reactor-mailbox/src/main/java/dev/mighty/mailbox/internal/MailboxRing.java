@@ -204,10 +204,6 @@ abstract class RingSignalFields extends RingL2Pad {
         return RESERVED.compareAndSet(this, expect, update);
     }
 
-    protected final long xaddReserved(long delta) {
-        return (long) RESERVED.getAndAdd(this, delta);
-    }
-
     protected final Object lvConsumerWaiter() {
         return CONSUMER_WAITER.getVolatile(this);
     }
@@ -799,7 +795,13 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     /** Returns {@code n} unused permits and wakes producers waiting for room. Any thread. */
     public final void releaseReserved(long n) {
         if (n > 0) {
-            xaddReserved(-n); // a full fence before the waiter check below
+            // Never below zero, even for a caller that gives back more than it holds (its own accounting broken by
+            // a §1.3-breaking upstream): the count must not lie, and room checks must not over-admit.
+            long r;
+            while ((r = lvReserved()) > 0 && !casReserved(r, Math.max(0L, r - n))) {
+                Thread.onSpinWait(); // another permit holder moved it; read again
+            }
+            VarHandle.fullFence(); // our release before the waiter check (the CAS may not have run)
             wakeProducers();
         }
     }
