@@ -247,11 +247,11 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     int tryRecvFrames(FrameHandler handler, int max) {
         Objects.requireNonNull(handler, "handler");
         checkMax(max);
-        checkNotInHandler();
-        final Thread previous = enterConsumer();
+        final Thread previous = enterConsumer(); // first: a second consumer thread is reported as such
         final FrameView view = this.view;
         int n = 0;
         try {
+            checkNotInHandler();
             while (n < max) {
                 final long cIndex = lpConsumerIndex();
                 final int slot = (int) (cIndex & mask);

@@ -78,9 +78,10 @@ class TwoConsumersMisuseTest {
                 t.join();
             }
 
-            // NOTE: on a FrameMailbox the second thread may instead meet the re-entrance check (the shared FrameView is
-            // bound while the first thread is inside onFrame), which runs before the consumer mark and reports the
-            // misuse as "receive from inside FrameHandler.onFrame". Either way: IllegalStateException, nothing taken.
+            // NOTE: on a FrameMailbox tryRecvFrames checks the consumer mark first ("two consumers at once"), but a
+            // single receive (tryRecv/recv, no mark) by the second thread meets the re-entrance check instead (the
+            // shared FrameView is bound while the first thread is inside onFrame). Either way: IllegalStateException,
+            // nothing taken.
             assertThat(caught.get()).isInstanceOf(IllegalStateException.class)
                     .hasMessageEndingWith("name=" + (frames ? "frames" : "mailbox"));
             if (frames) {
