@@ -256,39 +256,23 @@ final class Workloads {
 
     // ------------------------------------------------------------------ reactor-mailbox rows
 
-    /** {@code send()} / {@code recvMany(check, batch)}: the actor loop's batched receive. MPSC or SPSC. */
-    static final class MailboxBatched implements Workload {
-        private final Mailbox<Integer> mailbox;
+    /** A row over a {@code Mailbox<Integer>}: the producer sends with {@code send()}; rows differ in how they receive. */
+    abstract static class MailboxRow implements Workload {
+        final Mailbox<Integer> mailbox;
         private final Integer[] payload;
-        private final int batch;
-        private final ObjectCheck check;
 
-        MailboxBatched(Mailbox<Integer> mailbox, Setup s) {
+        MailboxRow(Mailbox<Integer> mailbox, Setup s) {
             this.mailbox = mailbox;
             this.payload = s.payload();
-            this.batch = s.batch();
-            this.check = new ObjectCheck(mailbox.stats().name());
         }
 
         @Override
-        public void produce(int n) throws InterruptedException {
+        public final void produce(int n) throws InterruptedException {
             final Mailbox<Integer> mailbox = this.mailbox;
             final Integer[] payload = this.payload;
             for (int i = 0; i < n; i++) {
                 mailbox.send(payload[i]);
             }
-        }
-
-        @Override
-        public void consume(int n) throws InterruptedException {
-            final ObjectCheck check = this.check;
-            check.begin(n);
-            for (int r; (r = check.remaining()) > 0; ) {
-                if (mailbox.recvMany(check, Math.min(batch, r)) == 0) {
-                    break; // closed and drained: verify() reports the shortfall
-                }
-            }
-            check.verify();
         }
 
         @Override
@@ -302,24 +286,36 @@ final class Workloads {
         }
     }
 
-    /** {@code send()} / {@code recv()}: one message per receive. */
-    static final class MailboxSingleRecv implements Workload {
-        private final Mailbox<Integer> mailbox;
-        private final Integer[] payload;
-        private final ObjectCheck check = new ObjectCheck(MAILBOX_SINGLE_RECV);
+    /** {@code send()} / {@code recvMany(check, batch)}: the actor loop's batched receive. MPSC or SPSC. */
+    static final class MailboxBatched extends MailboxRow {
+        private final int batch;
+        private final ObjectCheck check;
 
-        MailboxSingleRecv(Setup s) {
-            this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(MAILBOX_SINGLE_RECV).build();
-            this.payload = s.payload();
+        MailboxBatched(Mailbox<Integer> mailbox, Setup s) {
+            super(mailbox, s);
+            this.batch = s.batch();
+            this.check = new ObjectCheck(mailbox.stats().name());
         }
 
         @Override
-        public void produce(int n) throws InterruptedException {
-            final Mailbox<Integer> mailbox = this.mailbox;
-            final Integer[] payload = this.payload;
-            for (int i = 0; i < n; i++) {
-                mailbox.send(payload[i]);
+        public void consume(int n) throws InterruptedException {
+            final ObjectCheck check = this.check;
+            check.begin(n);
+            for (int r; (r = check.remaining()) > 0; ) {
+                if (mailbox.recvMany(check, Math.min(batch, r)) == 0) {
+                    break; // closed and drained: verify() reports the shortfall
+                }
             }
+            check.verify();
+        }
+    }
+
+    /** {@code send()} / {@code recv()}: one message per receive. */
+    static final class MailboxSingleRecv extends MailboxRow {
+        private final ObjectCheck check = new ObjectCheck(MAILBOX_SINGLE_RECV);
+
+        MailboxSingleRecv(Setup s) {
+            super(Mailboxes.<Integer>builder().capacity(s.capacity()).name(MAILBOX_SINGLE_RECV).build(), s);
         }
 
         @Override
@@ -335,16 +331,6 @@ final class Workloads {
                 check.accept(value);
             }
             check.verify();
-        }
-
-        @Override
-        public String stats() {
-            return format(mailbox.stats());
-        }
-
-        @Override
-        public void close() {
-            mailbox.close();
         }
     }
 
@@ -403,26 +389,14 @@ final class Workloads {
      * A mailbox whose consumer side is a subscriber draining on the consumer thread (the {@link DrivenExecutor}):
      * the producer sends with {@code send()}, the consumer thread runs the pipeline until the check is done.
      */
-    abstract static class DrivenMailboxRow implements Workload {
-        final Mailbox<Integer> mailbox;
+    abstract static class DrivenMailboxRow extends MailboxRow {
         final DrivenExecutor consumer;
         final SubscriberCheck check;
-        private final Integer[] payload;
 
         DrivenMailboxRow(String name, Setup s) {
-            this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(name).build();
+            super(Mailboxes.<Integer>builder().capacity(s.capacity()).name(name).build(), s);
             this.consumer = s.consumer();
-            this.payload = s.payload();
             this.check = new SubscriberCheck(name);
-        }
-
-        @Override
-        public void produce(int n) throws InterruptedException {
-            final Mailbox<Integer> mailbox = this.mailbox;
-            final Integer[] payload = this.payload;
-            for (int i = 0; i < n; i++) {
-                mailbox.send(payload[i]);
-            }
         }
 
         @Override
@@ -430,16 +404,6 @@ final class Workloads {
             check.begin(n);
             consumer.runUntil(check, Workload::idle);
             check.verifyNoError();
-        }
-
-        @Override
-        public String stats() {
-            return format(mailbox.stats());
-        }
-
-        @Override
-        public void close() {
-            mailbox.close();
         }
     }
 
