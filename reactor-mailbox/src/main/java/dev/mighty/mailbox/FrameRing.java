@@ -42,6 +42,8 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     static final int MAX_CAPACITY = 1 << 24;
 
     private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+    /** Plain (unaligned-capable) 8-byte access in native order, for any buffer: copies bytes as they are. */
+    private static final VarHandle LONG = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
     final ByteBuffer slab;
     final byte[][] spill;
@@ -144,11 +146,27 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         final int base = slot << SLOT_SHIFT;
         writeHeader(base, kind, correlationId);
         if (length <= INLINE_PAYLOAD) {
-            slab.put(base + PAYLOAD_OFFSET, payload, payload.position(), length);
+            copyInline(payload, payload.position(), base + PAYLOAD_OFFSET, length);
         } else {
             payload.get(payload.position(), spillFor(slot, length), 0, length);
         }
         publishSlot(base, length);
+    }
+
+    /**
+     * Copies an inline payload 8 bytes at a time. For 48 bytes or less this beats the bulk
+     * {@code put(int, ByteBuffer, int, int)}, whose per-call checks and memory-session bookkeeping cost more than
+     * the copy (measured with bench/ab, see docs/benchmarks.md).
+     */
+    private void copyInline(ByteBuffer src, int from, int to, int length) {
+        final ByteBuffer slab = this.slab;
+        int i = 0;
+        for (; i <= length - Long.BYTES; i += Long.BYTES) {
+            LONG.set(slab, to + i, (long) LONG.get(src, from + i));
+        }
+        for (; i < length; i++) {
+            slab.put(to + i, src.get(from + i));
+        }
     }
 
     private void writeHeader(int base, int kind, long correlationId) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.ReadOnlyBufferException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -101,6 +102,32 @@ class FrameMailboxTest {
         assertThat(fm.recvFrames(view -> frames.add(view.toFrame()), 10)).isEqualTo(2);
         assertThat(frames).containsExactly(MessageFrame.of(-1, Long.MIN_VALUE, payload),
                 MessageFrame.of(Integer.MAX_VALUE, Long.MAX_VALUE, payload));
+    }
+
+    /**
+     * The inline copy moves 8 bytes at a time in native order, then the tail byte by byte: every inline length,
+     * from an odd position, from buffers of either byte order, heap and direct, must arrive byte for byte.
+     */
+    @Test
+    void shouldRoundTripEveryInlineLengthWhenSourceHasAnyOrderAndOddPosition() {
+        final FrameMailbox fm = Mailboxes.frames(2);
+        for (int size = 0; size <= FrameRing.INLINE_PAYLOAD; size++) {
+            final byte[] payload = bytes(size, size);
+            for (final ByteOrder order : new ByteOrder[] {ByteOrder.BIG_ENDIAN, ByteOrder.LITTLE_ENDIAN}) {
+                for (final ByteBuffer buffer : new ByteBuffer[] {ByteBuffer.allocate(size + 8),
+                        ByteBuffer.allocateDirect(size + 8)}) {
+                    buffer.order(order).position(5).put(payload).flip().position(5);
+                    assertThat(fm.trySend(size, order.hashCode(), buffer)).isTrue();
+                    assertThat(buffer.position()).isEqualTo(5);
+                    final List<Seen> seen = recvAllFrames(fm);
+                    final String what = "size " + size + ", " + order + ", direct " + buffer.isDirect();
+                    assertThat(seen).as(what).hasSize(1);
+                    assertThat(seen.get(0).kind()).as(what).isEqualTo(size);
+                    assertThat(seen.get(0).correlationId()).as(what).isEqualTo(order.hashCode());
+                    assertThat(seen.get(0).payload()).as(what).isEqualTo(payload);
+                }
+            }
+        }
     }
 
     @ParameterizedTest(name = "{0} bytes")
