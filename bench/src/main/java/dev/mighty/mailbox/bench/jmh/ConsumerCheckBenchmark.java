@@ -49,32 +49,25 @@ public class ConsumerCheckBenchmark {
     @Benchmark
     @OperationsPerInvocation(OneToOneState.MESSAGES)
     public Object checked(Mpsc s, Control control) {
-        s.request();
-        final Mailbox<Object> mailbox = s.mailbox;
-        final Sink sink = s.sink;
-        int n = 0;
-        for (int spins = 0; n < OneToOneState.MESSAGES; ) {
-            final int k = mailbox.tryRecvMany(sink, OneToOneState.MESSAGES - n);
-            if (k != 0) {
-                n += k;
-                spins = 0;
-            } else if (s.stalled(control, spins++)) {
-                break;
-            }
-        }
-        s.received(n);
-        return sink.last;
+        return consume(s, control, true);
     }
 
     @Benchmark
     @OperationsPerInvocation(OneToOneState.MESSAGES)
     public Object unchecked(Mpsc s, Control control) {
+        return consume(s, control, false);
+    }
+
+    /** One operation: {@code MESSAGES} messages, spinning then yielding on an empty receive. */
+    private static Object consume(Mpsc s, Control control, boolean checked) {
         s.request();
+        final Mailbox<Object> mailbox = s.mailbox;
         final MailboxRing<Object> ring = s.ring;
         final Sink sink = s.sink;
         int n = 0;
         for (int spins = 0; n < OneToOneState.MESSAGES; ) {
-            final int k = drainUnchecked(ring, sink, OneToOneState.MESSAGES - n);
+            final int max = OneToOneState.MESSAGES - n;
+            final int k = checked ? mailbox.tryRecvMany(sink, max) : drainUnchecked(ring, sink, max);
             if (k != 0) {
                 n += k;
                 spins = 0;
