@@ -14,17 +14,20 @@ import dev.mighty.mailbox.Mailboxes;
  * The workload both builds run: one producer thread (kept across iterations, parked between them) and the caller
  * as consumer, capacity 1024. {@code frames}: {@code FrameMailbox.trySend(kind, id, ByteBuffer)} (then
  * {@code send}) / {@code recvFrames}; {@code raw}: {@code Mailbox.trySend} (then {@code send}) / {@code recvMany}.
- * {@link #applyAsLong} runs one iteration of {@code n} messages and returns its nanoseconds. Compiled against the
+ * {@link #applyAsLong} runs one iteration of {@code n} messages and returns its nanoseconds, from the moment the
+ * producer woke (so the unpark latency, tens of microseconds on a shared VM, is not counted) to the last receive. Compiled against the
  * public API only, so it runs unchanged on any build of reactor-mailbox.
  */
 public final class Workload implements LongUnaryOperator, FrameHandler {
     final boolean frames;
+    final boolean local = Boolean.getBoolean("ab.local");
     final FrameMailbox fm;
     final Mailbox<Object> mb;
     final ByteBuffer buf;
     volatile long requested;
     volatile int msgs;
-    volatile Thread consumer;
+    /** When the producer woke for the current iteration: the iteration is timed from here (not from the unpark). */
+    volatile long startNanos;
     long expected;
     long sum;
     final Thread producer;
@@ -37,7 +40,9 @@ public final class Workload implements LongUnaryOperator, FrameHandler {
         buf = ByteBuffer.allocate(payload);
         producer = new Thread(this::produce);
         producer.setDaemon(true);
-        producer.start();
+        if (!local) {
+            producer.start();
+        }
     }
 
     void produce() {
@@ -48,6 +53,7 @@ public final class Workload implements LongUnaryOperator, FrameHandler {
                     LockSupport.park(this);
                 }
                 done++;
+                startNanos = System.nanoTime();
                 final int n = msgs;
                 if (frames) {
                     for (int i = 0; i < n; i++) {
@@ -73,18 +79,46 @@ public final class Workload implements LongUnaryOperator, FrameHandler {
         sum += f.correlationId();
     }
 
+    /**
+     * {@code local}: the same sends and receives on the calling thread alone (send 64, receive them), no
+     * cross-core traffic: the instruction cost of the path, nearly free of the machine's mode.
+     */
+    private long local(long n) {
+        final long t0 = System.nanoTime();
+        for (int i = 0; i < n; i += 64) {
+            final int k = (int) Math.min(64, n - i);
+            for (int j = 0; j < k; j++) {
+                if (frames) {
+                    fm.trySend(7, i + j, buf);
+                } else {
+                    mb.trySend(M);
+                }
+            }
+            if (frames) {
+                fm.tryRecvFrames(this, k);
+            } else {
+                mb.tryRecvMany(e -> sum++, k);
+            }
+        }
+        return System.nanoTime() - t0;
+    }
+
     @Override
     public long applyAsLong(long n) {
+        if (local) {
+            return local(n);
+        }
         try {
             msgs = (int) n;
-            final long t0 = System.nanoTime();
             requested = requested + 1;
             LockSupport.unpark(producer);
             int got = 0;
             while (got < n) {
                 got += frames ? fm.recvFrames(this, (int) n - got) : mb.recvMany(e -> sum++, (int) n - got);
             }
-            return System.nanoTime() - t0;
+            // ends after the last receive; the producer's startNanos was written before its first send, so the
+            // receive of that send (acquire) makes it visible here
+            return System.nanoTime() - startNanos;
         } catch (InterruptedException e) {
             throw new RuntimeException(e);
         }

@@ -105,8 +105,8 @@ class FrameMailboxTest {
     }
 
     /**
-     * The inline copy moves 8 bytes at a time in native order, then the tail byte by byte: every inline length,
-     * from an odd position, from buffers of either byte order, heap and direct, must arrive byte for byte.
+     * Every inline length, from an odd position of heap and direct buffers of either byte order, arrives byte for
+     * byte (the copy must not go through the buffer's order, e.g. by moving 8 bytes at a time with getLong).
      */
     @Test
     void shouldRoundTripEveryInlineLengthWhenSourceHasAnyOrderAndOddPosition() {
