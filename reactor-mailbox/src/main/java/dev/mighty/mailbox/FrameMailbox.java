@@ -65,6 +65,8 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
      * As {@link #trySend(int, long, ByteBuffer)}, parking while the mailbox is full.
      *
      * @throws InterruptedException if interrupted on entry or while parked; nothing is admitted
+     * @throws IllegalStateException if called from inside this mailbox's own receive (a {@link FrameHandler}) while
+     *         the mailbox is full: it would wait forever
      */
     public void send(int kind, long correlationId, ByteBuffer payload) throws InterruptedException {
         ring.send(kind, correlationId, payload, FrameRing.noDeadline());

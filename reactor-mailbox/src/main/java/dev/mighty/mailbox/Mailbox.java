@@ -67,7 +67,9 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
     void send(T msg) throws InterruptedException;
 
     /**
-     * Sends, parking at most {@code timeout} while the mailbox is full.
+     * Sends, parking at most {@code timeout} while the mailbox is full. From inside the consumer's own receive
+     * on a full mailbox it waits out its timeout like any other caller (a timeout of 146 years or more counts as
+     * none, and then throws as {@link #send(Object)} does).
      *
      * @return {@code true} if admitted, {@code false} if the timeout elapsed first
      * @throws NullPointerException if {@code msg} or {@code timeout} is null

@@ -15,7 +15,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CyclicBarrier;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -399,11 +398,8 @@ class ContractAbuseTest {
     /**
      * Inside the consumer's own batch a blocking send on a full mailbox must fail rather than deadlock; but a
      * <em>timed</em> send cannot deadlock, and {@code send(msg, Duration.ZERO)} is documented as a try.
+     * Found by this test: a timed send there threw IllegalStateException; only an untimed one does now.
      */
-    @Disabled("core bug: MailboxRing.claimBlocking checks consumerThread == self before the deadline, so "
-            + "send(msg, Duration.ZERO) (and any timed send) from inside tryRecvMany/recvMany/tryRecvFrames on a full "
-            + "mailbox throws IllegalStateException instead of returning false; Mailbox.send(T, Duration) documents "
-            + "no IllegalStateException")
     @ParameterizedTest(name = "{0}")
     @MethodSource("variants")
     void shouldReturnFalseRatherThanThrowWhenTimedSendFromInsideTheBatchFindsItFull(MailboxVariant v) {

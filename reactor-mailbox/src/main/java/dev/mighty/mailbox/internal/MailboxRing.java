@@ -619,7 +619,9 @@ public abstract class MailboxRing<E> extends RingL5Pad {
                 throw rejectClosed(op);
             }
             final Thread self = Thread.currentThread();
-            if (consumerThread == self) {
+            // NOTE: only an untimed send would wait forever here. A timed one waits out its timeout and returns
+            // false, as anywhere else (room may still come from reservations a subscriber releases).
+            if (deadline == NO_DEADLINE && consumerThread == self) {
                 throw new IllegalStateException(op + " would wait forever: the mailbox is full and the caller is its "
                         + "consumer, the only thread that can make room: name=" + name + ", capacity=" + capacity);
             }
