@@ -19,13 +19,14 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Control;
 
 import dev.mighty.mailbox.MailboxStats;
 
 /**
  * What observing a mailbox costs on the reference workload (1 producer, 1 consumer, capacity 1024, 10,000
- * messages per operation, batched {@code recvMany}; the same loop as
- * {@code MailboxThroughputBenchmark.batched_recv_empty_payload}), issue #7:
+ * messages per operation, batched {@code tryRecvMany} spinning then yielding while empty: the loop of
+ * {@code ConsumerCheckBenchmark.checked}, steadier here than the parking {@code recvMany}), issue #7:
  * <ul>
  *   <li>{@code none}: nobody looks; JFR never started in the fork.</li>
  *   <li>{@code stats}: a monitoring thread calls {@code mailbox.stats()} every millisecond (a metrics scrape
@@ -49,7 +50,7 @@ public class ObservabilityBenchmark {
     static final long STATS_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     @State(Scope.Thread)
-    public static class Observed extends MailboxThroughputBenchmark.MpscMailbox {
+    public static class Observed extends ConsumerCheckBenchmark.Mpsc {
         @Param({"none", "stats", "jfr"})
         String observer;
 
@@ -107,7 +108,7 @@ public class ObservabilityBenchmark {
 
     @Benchmark
     @OperationsPerInvocation(OneToOneState.MESSAGES)
-    public Object batched_recv_empty_payload(Observed s) throws InterruptedException {
-        return MailboxThroughputBenchmark.batchedRecv(s);
+    public Object batched_recv_empty_payload(Observed s, Control control) {
+        return ConsumerCheckBenchmark.consume(s, control, true);
     }
 }
