@@ -13,6 +13,9 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Control;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
@@ -95,5 +98,12 @@ public class ConsumerCheckBenchmark {
             ring.afterReceive(n);
         }
         return n;
+    }
+
+    public static void main(String[] args) throws RunnerException {
+        new Runner(new OptionsBuilder()
+                .include(ConsumerCheckBenchmark.class.getSimpleName())
+                .addProfiler("gc")
+                .build()).run();
     }
 }

@@ -20,6 +20,9 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Control;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 import dev.mighty.mailbox.MailboxStats;
 
@@ -110,5 +113,12 @@ public class ObservabilityBenchmark {
     @OperationsPerInvocation(OneToOneState.MESSAGES)
     public Object batched_recv_empty_payload(Observed s, Control control) {
         return ConsumerCheckBenchmark.consume(s, control, true);
+    }
+
+    public static void main(String[] args) throws RunnerException {
+        new Runner(new OptionsBuilder()
+                .include(ObservabilityBenchmark.class.getSimpleName())
+                .addProfiler("gc")
+                .build()).run();
     }
 }
