@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -290,13 +291,15 @@ class MailboxRingHooksTest {
     }
 
     @Test
-    void shouldFailBlockingSendOnlyInsideTheConsumersBatchWhenFull() throws InterruptedException {
+    void shouldFailUntimedBlockingSendOnlyInsideTheConsumersBatchWhenFull() throws InterruptedException {
         final MailboxRing<String> ring = ring(1);
         assertThat(ring.trySend("a")).isTrue();
         final Thread previous = ring.enterConsumer();
         try {
-            assertThatThrownBy(() -> ring.send("b", Duration.ofSeconds(5)))
-                    .isExactlyInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> ring.send("b")).isExactlyInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> ring.send("b", ChronoUnit.FOREVER.getDuration()))
+                    .as("a timeout too long to count is none").isExactlyInstanceOf(IllegalStateException.class);
+            assertThat(ring.send("b", Duration.ofMillis(5))).as("a timed send times out").isFalse();
         } finally {
             ring.exitConsumer(previous);
         }
