@@ -15,8 +15,8 @@ import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.internal.MailboxRing;
 import dev.mighty.mailbox.rs.MailboxPublisher;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -25,7 +25,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 /**
@@ -54,18 +53,8 @@ class FluxOperatorsAbuseTest {
         }
     }
 
-    private final List<Scheduler> schedulers = new ArrayList<>();
-
-    @AfterEach
-    void disposeSchedulers() {
-        schedulers.forEach(Scheduler::dispose);
-    }
-
-    private Scheduler single(String name) {
-        final Scheduler scheduler = Schedulers.newSingle(name, true);
-        schedulers.add(scheduler);
-        return scheduler;
-    }
+    @RegisterExtension
+    final SingleSchedulers schedulers = new SingleSchedulers();
 
     private static Mailbox<Long> filled(int count) {
         final Mailbox<Long> mailbox = Mailboxes.bounded(128);
@@ -112,7 +101,7 @@ class FluxOperatorsAbuseTest {
     @Test
     void shouldLoseNothingWhenAFusedPublishOnWithPrefetchOneIsTakenFromRepeatedly() {
         final Mailbox<Long> mailbox = filled(COUNT);
-        final Scheduler scheduler = single("abuse-publishOn");
+        final Scheduler scheduler = schedulers.single("abuse-publishOn");
         final List<Long> all = new ArrayList<>();
         for (int round = 0; round < 10; round++) {
             all.addAll(MailboxFlux.from(mailbox, 4).publishOn(scheduler, 1).take(round + 1)
@@ -158,7 +147,7 @@ class FluxOperatorsAbuseTest {
     @EnumSource(Face.class)
     void shouldHandTheMailboxOnWhenSubscribedOnAnotherThreadAndTaken(Face face) {
         final Mailbox<Long> mailbox = filled(COUNT);
-        final Scheduler scheduler = single("abuse-subscribeOn");
+        final Scheduler scheduler = schedulers.single("abuse-subscribeOn");
         for (int round = 0; round < 5; round++) {
             assertThat(face.flux(mailbox).subscribeOn(scheduler).take(3).collectList().block(TIMEOUT))
                     .isEqualTo(range(3L * round, 3L * round + 3));
@@ -244,7 +233,7 @@ class FluxOperatorsAbuseTest {
     void shouldResubscribeToTheSameMailboxWhenTheTimeoutFallbackIsTheMailbox(Face face) {
         final Mailbox<Long> mailbox = filled(3);
         final Sinks.Empty<Void> trigger = Sinks.empty();
-        final Scheduler scheduler = single("abuse-trigger");
+        final Scheduler scheduler = schedulers.single("abuse-trigger");
         // the item timeout after 2 fires from another thread while the first subscription is live (it took 0..2
         // and waits); the fallback subscribes to the same mailbox right after the cancel, and must be accepted
         StepVerifier.create(face.flux(mailbox).timeout(Mono.never(), m -> m == 2L ? trigger.asMono() : Mono.never(),
@@ -290,7 +279,7 @@ class FluxOperatorsAbuseTest {
     @Test
     void shouldCountTheFailingMessageAsDeliveredWhenDoOnNextThrowsBehindAFusedPublishOn() {
         final Mailbox<Long> mailbox = filled(COUNT);
-        final Scheduler scheduler = single("abuse-fused-throw");
+        final Scheduler scheduler = schedulers.single("abuse-fused-throw");
         StepVerifier.create(MailboxFlux.from(mailbox).publishOn(scheduler, 2).doOnNext(m -> {
                     if (m == 3L) {
                         throw new IllegalStateException("boom");

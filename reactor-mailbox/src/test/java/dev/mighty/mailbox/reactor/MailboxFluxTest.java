@@ -19,8 +19,8 @@ import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.MessageFrame;
 import dev.mighty.mailbox.internal.MailboxRing;
 import dev.mighty.mailbox.rs.MailboxPublisher;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import reactor.core.Disposable;
 import reactor.core.Fuseable;
@@ -30,26 +30,14 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
-import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 @Timeout(60)
 class MailboxFluxTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
-    private final List<Scheduler> schedulers = new ArrayList<>();
-
-    @AfterEach
-    void disposeSchedulers() {
-        schedulers.forEach(Scheduler::dispose);
-    }
-
-    private Scheduler single(String name) {
-        final Scheduler scheduler = Schedulers.newSingle(name, true);
-        schedulers.add(scheduler);
-        return scheduler;
-    }
+    @RegisterExtension
+    final SingleSchedulers schedulers = new SingleSchedulers();
 
     static Mailbox<Integer> mailboxWith(int capacity, int count) {
         final Mailbox<Integer> mailbox = Mailboxes.bounded(capacity);
@@ -277,7 +265,7 @@ class MailboxFluxTest {
         final Mailbox<Integer> mailbox = mailboxWith(256, 100);
         final List<Object> discarded = new CopyOnWriteArrayList<>();
         final List<Integer> first = MailboxFlux.from(mailbox)
-                .publishOn(single("consumer"))
+                .publishOn(schedulers.single("consumer"))
                 .take(10, false) // unbounded request; cancels inside the tenth onNext, on the worker
                 .doOnDiscard(Object.class, discarded::add)
                 .collectList()
@@ -286,7 +274,7 @@ class MailboxFluxTest {
         assertThat(discarded).isEmpty();
         assertThat(mailbox.size()).isEqualTo(90); // publishOn polled exactly ten: nothing prefetched, nothing lost
         mailbox.close();
-        StepVerifier.create(MailboxFlux.from(mailbox).publishOn(single("next")))
+        StepVerifier.create(MailboxFlux.from(mailbox).publishOn(schedulers.single("next")))
                 .expectNextSequence(range(10, 100))
                 .expectComplete()
                 .verify(TIMEOUT);
@@ -299,7 +287,7 @@ class MailboxFluxTest {
         final Mailbox<Integer> mailbox = mailboxWith(256, 100);
         final List<Integer> first = Flux.from(new MailboxPublisher<>(mailbox))
                 .hide()
-                .publishOn(single("consumer"))
+                .publishOn(schedulers.single("consumer"))
                 .take(10, false)
                 .collectList()
                 .block(TIMEOUT);
@@ -442,7 +430,7 @@ class MailboxFluxTest {
         final List<Integer> firstGot = new CopyOnWriteArrayList<>();
         final CountDownLatch done = new CountDownLatch(1);
         MailboxFlux.from(mailbox)
-                .publishOn(single("first"))
+                .publishOn(schedulers.single("first"))
                 .subscribe(new BaseSubscriber<Integer>() {
                     @Override
                     protected void hookOnNext(Integer v) {
@@ -475,7 +463,7 @@ class MailboxFluxTest {
         final List<Integer> firstGot = new CopyOnWriteArrayList<>();
         final FusedProbe<Integer> second = new FusedProbe<>(Long.MAX_VALUE);
         MailboxFlux.from(mailbox)
-                .publishOn(single("first"))
+                .publishOn(schedulers.single("first"))
                 .subscribe(new BaseSubscriber<Integer>() {
                     @Override
                     protected void hookOnNext(Integer v) {
@@ -536,7 +524,7 @@ class MailboxFluxTest {
         final CountDownLatch completed = new CountDownLatch(1);
         final long[] count = new long[1];
         MailboxFlux.from(mailbox, 16)
-                .publishOn(single("consumer"), 32)
+                .publishOn(schedulers.single("consumer"), 32)
                 .subscribe(v -> {
                     final int p = (int) (v >>> 32);
                     final long seq = v & 0xFFFF_FFFFL;
