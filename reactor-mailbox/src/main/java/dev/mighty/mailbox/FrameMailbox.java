@@ -190,6 +190,11 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
     }
 
     @Override
+    public int resetHighWaterMark() {
+        return ring.resetHighWaterMark();
+    }
+
+    @Override
     public MailboxStats stats() {
         return ring.stats();
     }

@@ -173,4 +173,12 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
 
     /** @return a snapshot of this mailbox's counters; cheap, derived from state the mailbox keeps anyway */
     MailboxStats stats();
+
+    /**
+     * Starts a new high-water window, e.g. once per metrics interval: {@link MailboxStats#highWaterMark()} becomes
+     * the current size and rises from there. Any thread.
+     *
+     * @return the high-water mark before the reset (since the previous reset, or since creation)
+     */
+    int resetHighWaterMark();
 }

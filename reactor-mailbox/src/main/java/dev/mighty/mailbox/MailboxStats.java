@@ -13,12 +13,16 @@ package dev.mighty.mailbox;
  * @param received         messages received since creation (the consumer index; placeholders included)
  * @param refused          {@code trySend} (or timed {@code send}) calls refused because the mailbox was full
  * @param rejectedClosed   sends rejected because the mailbox was closed
- * @param highWaterMark    the highest occupancy seen since creation,
- *                         sampled by producers when they refresh their cached limit and by the consumer
+ * @param highWaterMark    the highest occupancy seen since creation or the last
+ *                         {@link Mailbox#resetHighWaterMark()}, sampled by producers when they refresh their cached limit and by the consumer
  *                         from its batch sizes, so a lower bound of the true peak
  * @param reserved         slots reserved by the Reactive Streams subscriber side and not yet used
  * @param parkedProducers  producers parked now on a full mailbox
  * @param consumerParked   whether the consumer is parked (or a publisher is waiting for data) now
+ * @param producerParks    times since creation a producer parked on a full mailbox (or a {@code MailboxSubscriber}
+ *                         registered to wait for room): with {@code consumerParks}, why a run was slow
+ * @param consumerParks    times since creation the consumer parked on an empty mailbox (or a publisher's drain
+ *                         registered to be woken for data)
  */
 public record MailboxStats(
         String name,
@@ -31,5 +35,7 @@ public record MailboxStats(
         int highWaterMark,
         long reserved,
         int parkedProducers,
-        boolean consumerParked) {
+        boolean consumerParked,
+        long producerParks,
+        long consumerParks) {
 }

@@ -16,11 +16,19 @@ import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+import reactor.core.publisher.Flux;
+
 import dev.mighty.mailbox.internal.MailboxRing;
+import dev.mighty.mailbox.rs.MailboxPublisher;
+import dev.mighty.mailbox.rs.MailboxSubscriber;
 
 /**
  * Every figure of {@link MailboxStats} after known sequences, single-threaded and with four racing producers,
@@ -82,7 +90,7 @@ class MailboxStatsTest {
     void shouldReportNameCapacityAndZerosWhenFresh(Kind kind) {
         final MailboxStats stats = kind.create(5, "fresh").stats();
 
-        assertThat(stats).isEqualTo(new MailboxStats("fresh", 8, 0, 0L, 0L, 0L, 0L, 0, 0L, 0, false));
+        assertThat(stats).isEqualTo(new MailboxStats("fresh", 8, 0, 0L, 0L, 0L, 0L, 0, 0L, 0, false, 0L, 0L));
     }
 
     @ParameterizedTest
@@ -208,11 +216,14 @@ class MailboxStatsTest {
             return null;
         });
         await(() -> mb.stats().parkedProducers() == 1, "producer parked");
+        await(() -> mb.stats().producerParks() >= 1, "the park counted");
 
         assertThat(mb.tryRecv()).isNotNull();
         producer.get(10, TimeUnit.SECONDS);
         final MailboxStats stats = mb.stats();
         assertThat(stats.parkedProducers()).isZero();
+        assertThat(stats.producerParks()).as("cumulative: still counted after the producer left").isPositive();
+        assertThat(stats.consumerParks()).as("the consumer never waited").isZero();
         assertThat(stats.admitted()).isEqualTo(2L);
         assertThat(stats.refused()).as("a blocking send that got in is not refused").isZero();
     }
@@ -225,11 +236,88 @@ class MailboxStatsTest {
 
         final Future<Object> consumer = pool.submit(() -> mb.recv());
         await(() -> mb.stats().consumerParked(), "consumer parked");
+        await(() -> mb.stats().consumerParks() >= 1, "the park counted"); // counted just before it parks
 
         assertThat(mb.trySend(kind.message(7))).isTrue();
         assertThat(consumer.get(10, TimeUnit.SECONDS)).isNotNull();
         assertThat(mb.stats().consumerParked()).isFalse();
         assertThat(mb.stats().received()).isEqualTo(1L);
+        assertThat(mb.stats().consumerParks()).as("cumulative").isPositive();
+        assertThat(mb.stats().producerParks()).isZero();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Kind.class)
+    void shouldCountOneParkPerWaitWhenNothingSpuriousWakesTheThreads(Kind kind) throws Exception {
+        final Mailbox<Object> mb = kind.create(1, "parks");
+        for (int round = 1; round <= 3; round++) {
+            final Future<Object> consumer = pool.submit(() -> mb.recv());
+            final long parks = round;
+            await(() -> mb.stats().consumerParks() >= parks, "consumer park " + round);
+            assertThat(mb.trySend(kind.message(round))).isTrue();
+            assertThat(consumer.get(10, TimeUnit.SECONDS)).isNotNull();
+        }
+        assertThat(mb.stats().consumerParks()).as("one per empty wait, give or take a spurious wake-up")
+                .isBetween(3L, 6L);
+    }
+
+    /** The adapters' waits count too: a publisher's registration for data, a subscriber's for room. */
+    @Test
+    void shouldCountThePublishersWaitForDataAndTheSubscribersWaitForRoom() {
+        final Mailbox<Integer> mb = Mailboxes.bounded(2);
+        final List<Integer> got = new ArrayList<>();
+        new MailboxPublisher<>(mb).subscribe(new Subscriber<Integer>() {
+            @Override
+            public void onSubscribe(Subscription s) {
+                s.request(Long.MAX_VALUE);
+            }
+
+            @Override
+            public void onNext(Integer item) {
+                got.add(item);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                throw new AssertionError(t);
+            }
+
+            @Override
+            public void onComplete() {
+            }
+        });
+        assertThat(mb.stats().consumerParks()).as("demand, no data: the drain waits").isEqualTo(1L);
+        assertThat(mb.trySend(1)).isTrue(); // wakes the drain on this thread; it delivers and waits again
+        assertThat(got).containsExactly(1);
+        assertThat(mb.stats().consumerParks()).isEqualTo(2L);
+        assertThat(mb.stats().producerParks()).isZero();
+
+        final Mailbox<Integer> full = Mailboxes.bounded(2);
+        full.trySend(-1);
+        full.trySend(-2);
+        Flux.range(0, 4).subscribe(new MailboxSubscriber<>(full));
+        assertThat(full.stats().producerParks()).as("no room to request: the subscriber waits").isEqualTo(1L);
+        assertThat(full.stats().consumerParks()).isZero();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Kind.class)
+    void shouldResetHighWaterMarkToTheCurrentSizeAndReturnThePreviousMark(Kind kind) {
+        final Mailbox<Object> mb = kind.create(8, "window");
+        sendAll(mb, kind, 5);
+        assertThat(mb.tryRecvMany(m -> { }, 8)).isEqualTo(5);
+        assertThat(mb.stats().highWaterMark()).isEqualTo(5);
+        sendAll(mb, kind, 2);
+
+        assertThat(mb.resetHighWaterMark()).as("the mark of the window that ends").isEqualTo(5);
+        assertThat(mb.stats().highWaterMark()).as("a new window starts at the current size").isEqualTo(2);
+
+        assertThat(mb.tryRecvMany(m -> { }, 8)).isEqualTo(2);
+        assertThat(mb.resetHighWaterMark()).isEqualTo(2);
+        assertThat(mb.stats().highWaterMark()).as("empty now").isZero();
+        sendAll(mb, kind, 8);
+        assertThat(mb.trySend(kind.message(0))).isFalse();
+        assertThat(mb.stats().highWaterMark()).as("rises again from zero").isEqualTo(8);
     }
 
     // ------------------------------------------------------------------ concurrent, exact at quiescence

@@ -313,6 +313,17 @@ abstract class RingCounterFields extends RingL4Pad {
     static final VarHandle REJECTED_CLOSED;
     protected volatile int parkedProducers;
     static final VarHandle PARKED_PRODUCERS;
+    /** Times a producer parked on a full mailbox, or a subscriber side registered to wait for room. Cumulative. */
+    protected volatile long producerParks;
+    static final VarHandle PRODUCER_PARKS;
+    /**
+     * Times the consumer parked on an empty mailbox, or a drain registered to be woken for data. Cumulative.
+     * Single writer, the consumer (role hand-overs order one holder's writes before the next one's), so a
+     * plain increment published with an opaque store; under the misuse of two consumers at once an increment
+     * may be lost, which skews only this figure.
+     */
+    protected volatile long consumerParks;
+    static final VarHandle CONSUMER_PARKS;
     /**
      * The highest occupancy seen: sampled by producers when they refresh producerLimit (at least once per
      * capacity claims, and on every claim near full) and by the consumer from its batch sizes. CAS-max, and
@@ -327,6 +338,8 @@ abstract class RingCounterFields extends RingL4Pad {
             REFUSED = lookup.findVarHandle(RingCounterFields.class, "refused", long.class);
             REJECTED_CLOSED = lookup.findVarHandle(RingCounterFields.class, "rejectedClosed", long.class);
             PARKED_PRODUCERS = lookup.findVarHandle(RingCounterFields.class, "parkedProducers", int.class);
+            PRODUCER_PARKS = lookup.findVarHandle(RingCounterFields.class, "producerParks", long.class);
+            CONSUMER_PARKS = lookup.findVarHandle(RingCounterFields.class, "consumerParks", long.class);
             HIGH_WATER_MARK = lookup.findVarHandle(RingCounterFields.class, "highWaterMark", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -335,6 +348,11 @@ abstract class RingCounterFields extends RingL4Pad {
 
     RingCounterFields(int capacity, boolean singleProducer, String name) {
         super(capacity, singleProducer, name);
+    }
+
+    /** Counts a consumer park or wake-up registration. Consumer only. */
+    protected final void countConsumerPark() {
+        CONSUMER_PARKS.setOpaque(this, (long) CONSUMER_PARKS.getOpaque(this) + 1L);
     }
 
     /** Raises the high-water mark to {@code occupancy} (clamped to the capacity) if it is higher. */
@@ -650,6 +668,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
                 throw rejectClosed(op);
             }
             PARKED_PRODUCERS.getAndAdd(this, 1);
+            PRODUCER_PARKS.getAndAdd(this, 1L);
             final Object parkEvent = MailboxEvents.producerParking(); // JFR ProducerParked; null unless recorded
             try {
                 if (deadline == NO_DEADLINE) {
@@ -823,8 +842,12 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     public final boolean awaitRoom(Wakeable w) {
         pushWaiter(PRODUCER_WAITERS, Objects.requireNonNull(w, "w"));
         final long word = lvProducerIndex();
-        return (word & CLOSED) == 0
+        final boolean waiting = (word & CLOSED) == 0
                 && (word >>> INDEX_SHIFT) + Math.max(0L, lvReserved()) >= lvConsumerIndex() + capacity;
+        if (waiting) {
+            PRODUCER_PARKS.getAndAdd(this, 1L);
+        }
+        return waiting;
     }
 
     /** Registers {@code w} to be woken once when the mailbox closes (at once if it is closed). Any thread. */
@@ -1042,6 +1065,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             svConsumerWaiter(self);
             final long again = lvProducerIndex();
             if ((again >>> INDEX_SHIFT) == cIndex && (again & CLOSED) == 0) {
+                countConsumerPark();
                 if (deadline == NO_DEADLINE) {
                     LockSupport.park(this);
                 } else {
@@ -1066,11 +1090,15 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      *         producer may have looked for a waiter before our registration was visible.
      */
     public final boolean awaitData(Wakeable w) {
-        svConsumerWaiter(Objects.requireNonNull(w, "w")); // pairs with signalConsumer(), as in awaitData(long)
+        final boolean renewal = lvConsumerWaiter() == Objects.requireNonNull(w, "w"); // the same wait, asked again
+        svConsumerWaiter(w); // pairs with signalConsumer(), as in awaitData(long)
         final long word = lvProducerIndex();
         if ((word >>> INDEX_SHIFT) != lvConsumerIndex() || (word & CLOSED) != 0) {
             casConsumerWaiter(w, null);
             return false;
+        }
+        if (!renewal) {
+            countConsumerPark();
         }
         return true;
     }
@@ -1250,7 +1278,19 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         final long admitted = admitted();
         return new MailboxStats(name, capacity, (int) Math.max(0L, Math.min(capacity, admitted - received)),
                 admitted, received, (long) REFUSED.getVolatile(this), (long) REJECTED_CLOSED.getVolatile(this),
-                highWaterMark, lvReserved(), (int) PARKED_PRODUCERS.getVolatile(this), lvConsumerWaiter() != null);
+                highWaterMark, lvReserved(), (int) PARKED_PRODUCERS.getVolatile(this), lvConsumerWaiter() != null,
+                (long) PRODUCER_PARKS.getVolatile(this), (long) CONSUMER_PARKS.getOpaque(this));
+    }
+
+    /**
+     * Starts a new high-water window: the mark becomes the current size. Any thread; a sample racing the reset
+     * may land on either side of it (the mark stays a lower bound of the true peak).
+     *
+     * @return the mark before the reset: the highest size seen since the previous reset (or creation)
+     */
+    public final int resetHighWaterMark() {
+        final int size = (int) Math.max(0L, Math.min(capacity, admitted() - lvConsumerIndex()));
+        return (int) HIGH_WATER_MARK.getAndSet(this, size);
     }
 
     /**

@@ -36,6 +36,10 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * now</td></tr>
  * <tr><td>{@code reactor.mailbox.consumer.parked}</td><td>gauge (no unit)</td><td>1 if the consumer waits for
  * data, else 0</td></tr>
+ * <tr><td>{@code reactor.mailbox.producer.parks}</td><td>function counter ({@code events})</td><td>times a
+ * producer parked on the full mailbox (or a subscriber waited for room)</td></tr>
+ * <tr><td>{@code reactor.mailbox.consumer.parks}</td><td>function counter ({@code events})</td><td>times the
+ * consumer parked on the empty mailbox (or a publisher's drain waited for data)</td></tr>
  * <tr><td>{@code reactor.mailbox.demand}</td><td>gauge (no unit)</td><td>outstanding demand, only with
  * {@link #withDemand}</td></tr>
  * </table>
@@ -159,21 +163,25 @@ public final class MailboxMetrics implements MeterBinder {
         gauge(registry, "size", mb, Mailbox::size, BaseUnits.MESSAGES,
                 "Messages admitted and not yet received");
         gauge(registry, "high.water", mb, m -> m.stats().highWaterMark(), BaseUnits.MESSAGES,
-                "The highest size seen since creation (sampled: a lower bound of the true peak)");
+                "The highest size seen since creation or the last resetHighWaterMark() (sampled: a lower bound)");
         gauge(registry, "reserved", mb, m -> m.stats().reserved(), BaseUnits.MESSAGES,
                 "Slots reserved by a subscriber for messages it requested and has not yet sent");
-        counter(registry, "admitted", mb, m -> m.stats().admitted(),
+        counter(registry, "admitted", mb, m -> m.stats().admitted(), BaseUnits.MESSAGES,
                 "Messages admitted since creation");
-        counter(registry, "received", mb, m -> m.stats().received(),
+        counter(registry, "received", mb, m -> m.stats().received(), BaseUnits.MESSAGES,
                 "Messages received since creation");
-        counter(registry, "refused", mb, m -> m.stats().refused(),
+        counter(registry, "refused", mb, m -> m.stats().refused(), BaseUnits.MESSAGES,
                 "Sends refused because the mailbox was full (trySend false, or a timed send timing out)");
-        counter(registry, "rejected", mb, m -> m.stats().rejectedClosed(),
+        counter(registry, "rejected", mb, m -> m.stats().rejectedClosed(), BaseUnits.MESSAGES,
                 "Sends rejected because the mailbox was closed");
         gauge(registry, "producers.parked", mb, m -> m.stats().parkedProducers(), BaseUnits.THREADS,
                 "Producers parked now on the full mailbox");
         gauge(registry, "consumer.parked", mb, m -> m.stats().consumerParked() ? 1.0 : 0.0, null,
                 "1 if the consumer is waiting for data now, else 0");
+        counter(registry, "producer.parks", mb, m -> m.stats().producerParks(), BaseUnits.EVENTS,
+                "Times a producer parked on the full mailbox (or a subscriber waited for room)");
+        counter(registry, "consumer.parks", mb, m -> m.stats().consumerParks(), BaseUnits.EVENTS,
+                "Times the consumer parked on the empty mailbox (or a publisher's drain waited for data)");
         final Object source = demandSource == null ? null : demandSource.get();
         if (source != null) {
             gauge(registry, "demand", source, demand, null,
@@ -191,12 +199,12 @@ public final class MailboxMetrics implements MeterBinder {
                 .register(registry);
     }
 
-    private <T> void counter(MeterRegistry registry, String name, T obj, ToDoubleFunction<T> value,
+    private <T> void counter(MeterRegistry registry, String name, T obj, ToDoubleFunction<T> value, String unit,
             String description) {
         // FunctionCounter holds obj weakly
         FunctionCounter.builder(prefix + ".mailbox." + name, obj, value)
                 .tags(tags)
-                .baseUnit(BaseUnits.MESSAGES)
+                .baseUnit(unit)
                 .description(description)
                 .register(registry);
     }

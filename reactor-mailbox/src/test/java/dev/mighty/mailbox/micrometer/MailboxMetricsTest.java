@@ -32,7 +32,7 @@ class MailboxMetricsTest {
             "reactor.mailbox.capacity", "reactor.mailbox.size", "reactor.mailbox.high.water",
             "reactor.mailbox.reserved", "reactor.mailbox.admitted", "reactor.mailbox.received",
             "reactor.mailbox.refused", "reactor.mailbox.rejected", "reactor.mailbox.producers.parked",
-            "reactor.mailbox.consumer.parked");
+            "reactor.mailbox.consumer.parked", "reactor.mailbox.producer.parks", "reactor.mailbox.consumer.parks");
 
     private final MeterRegistry registry = new SimpleMeterRegistry();
 
@@ -115,6 +115,7 @@ class MailboxMetricsTest {
         });
         consumer.start();
         awaitValue("reactor.mailbox.consumer.parked", 1.0);
+        awaitValue("reactor.mailbox.consumer.parks", 1.0); // counted just before the park
         assertThat(mb.trySend("for the consumer")).isTrue();
         consumer.join(TimeUnit.SECONDS.toMillis(10));
         assertThat(consumer.isAlive()).isFalse();
@@ -134,6 +135,8 @@ class MailboxMetricsTest {
         producer.join(TimeUnit.SECONDS.toMillis(10));
         assertThat(producer.isAlive()).isFalse();
         assertThat(value("reactor.mailbox.producers.parked")).isZero();
+        assertThat(value("reactor.mailbox.producer.parks")).as("cumulative").isGreaterThanOrEqualTo(1.0);
+        assertThat(value("reactor.mailbox.consumer.parks")).as("cumulative").isGreaterThanOrEqualTo(1.0);
         assertMetersEqualStats(mb);
     }
 
@@ -225,6 +228,8 @@ class MailboxMetricsTest {
         assertThat(value("reactor.mailbox.rejected")).isEqualTo(stats.rejectedClosed());
         assertThat(value("reactor.mailbox.producers.parked")).isEqualTo(stats.parkedProducers());
         assertThat(value("reactor.mailbox.consumer.parked")).isEqualTo(stats.consumerParked() ? 1.0 : 0.0);
+        assertThat(value("reactor.mailbox.producer.parks")).isEqualTo(stats.producerParks());
+        assertThat(value("reactor.mailbox.consumer.parks")).isEqualTo(stats.consumerParks());
     }
 
     /** The value of the only meter called {@code name}: a gauge's value or a function counter's count. */

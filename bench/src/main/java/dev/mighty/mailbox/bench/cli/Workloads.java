@@ -251,7 +251,8 @@ final class Workloads {
 
     static String format(MailboxStats s) {
         return "admitted=" + s.admitted() + " received=" + s.received() + " highWaterMark=" + s.highWaterMark()
-                + " refused=" + s.refused() + " parkedProducers=" + s.parkedProducers() + " size=" + s.size();
+                + " refused=" + s.refused() + " producerParks=" + s.producerParks() + " consumerParks="
+                + s.consumerParks() + " size=" + s.size();
     }
 
     // ------------------------------------------------------------------ reactor-mailbox rows
