@@ -76,9 +76,11 @@ public class MailboxThroughputBenchmark {
             mailbox.closeExceptionally(t); // wakes a consumer parked in recv
         }
 
+        /** Closes the mailbox and prints its stats (parks, high-water) with the trial's output. */
         @Override
         protected void close() {
             mailbox.close();
+            System.out.println("mailbox stats: " + mailbox.stats());
         }
     }
 
