@@ -1010,6 +1010,12 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         }
     }
 
+    /** @return whether the mailbox is closed with nothing admitted past {@code cIndex}. Consumer only. */
+    private boolean endOfStreamAt(long cIndex) {
+        final long word = lvProducerIndex();
+        return (word >>> INDEX_SHIFT) == cIndex && (word & CLOSED) != 0;
+    }
+
     /**
      * Called by the consumer after {@link #poll()} found nothing.
      *
@@ -1017,6 +1023,11 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * @throws MailboxClosedException if it is closed exceptionally and drained
      */
     public final boolean endOfStream() {
+        // NOTE: closeState is set before the CLOSED bit and lives on the read-mostly signals line: while the
+        // mailbox is open this check leaves the producer word's line alone (see awaitData).
+        if (closeState == null) {
+            return false;
+        }
         final long word = lvProducerIndex();
         if ((word & CLOSED) == 0 || (word >>> INDEX_SHIFT) != lvConsumerIndex()) {
             return false;
@@ -1040,19 +1051,29 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             if (isPublished(cIndex)) {
                 return true;
             }
-            final long word = lvProducerIndex();
-            final long index = word >>> INDEX_SHIFT;
-            if (index == cIndex && (word & CLOSED) != 0) {
+            if (closeState != null && endOfStreamAt(cIndex)) {
                 return true;
             }
-            if (index != cIndex || spins < RECV_SPINS + RECV_YIELDS) {
-                // NOTE: index != cIndex with the slot unpublished: a producer is between its claim and its publish.
-                // It publishes without waiting for anyone, so we spin (then yield) instead of parking.
+            if (spins < RECV_SPINS + RECV_YIELDS) {
+                // NOTE: while spinning we read the slot we wait for and the read-mostly closeState, never the
+                // producer word: every read of that line makes the next claim's CAS fetch it back, a cross-core
+                // round trip per message when the two threads run in step.
                 if (spins < RECV_SPINS) {
                     Thread.onSpinWait();
                 } else {
                     Thread.yield();
                 }
+                continue;
+            }
+            final long word = lvProducerIndex();
+            final long index = word >>> INDEX_SHIFT;
+            if (index == cIndex && (word & CLOSED) != 0) {
+                return true;
+            }
+            if (index != cIndex) {
+                // NOTE: a producer is between its claim and its publish. It publishes without waiting for anyone,
+                // so we yield instead of parking.
+                Thread.yield();
                 continue;
             }
             long remaining = 0L;
