@@ -62,9 +62,9 @@ public class ConsumerCheckBenchmark {
     }
 
     /**
-     * One operation: {@code MESSAGES} messages, spinning then yielding on an empty receive. Steadier on a shared
-     * 2-vCPU machine than the parking {@code recvMany} loop, whose send/receive pair can fall into a park/unpark
-     * convoy (see docs/benchmarks.md), so small differences show.
+     * One operation: {@code MESSAGES} messages, spinning then yielding on an empty receive without entering the
+     * mailbox's own wait (chosen when the parking {@code recvMany} was bimodal on this machine; see
+     * docs/benchmarks.md for why it was and the fix), so small differences show.
      */
     static Object consume(Mpsc s, Control control, boolean checked) {
         s.request();

@@ -29,7 +29,7 @@ import dev.mighty.mailbox.MailboxStats;
 /**
  * What observing a mailbox costs on the reference workload (1 producer, 1 consumer, capacity 1024, 10,000
  * messages per operation, batched {@code tryRecvMany} spinning then yielding while empty: the loop of
- * {@code ConsumerCheckBenchmark.checked}, steadier here than the parking {@code recvMany}), issue #7:
+ * {@code ConsumerCheckBenchmark.checked}, chosen when the parking {@code recvMany} was bimodal), issue #7:
  * <ul>
  *   <li>{@code none}: nobody looks; JFR never started in the fork.</li>
  *   <li>{@code stats}: a monitoring thread calls {@code mailbox.stats()} every millisecond (a metrics scrape
