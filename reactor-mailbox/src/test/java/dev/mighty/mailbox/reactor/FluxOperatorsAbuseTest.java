@@ -7,9 +7,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
+import java.util.stream.Stream;
 
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
@@ -19,7 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import reactor.core.Fuseable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -157,23 +161,24 @@ class FluxOperatorsAbuseTest {
 
     // ------------------------------------------------------------------ the mailbox flux as an inner source
 
-    @ParameterizedTest
-    @EnumSource(Face.class)
-    void shouldGiveEachConcatMapInnerTheNextMessagesWhenInnersReSubscribe(Face face) {
-        final Mailbox<Long> mailbox = filled(COUNT);
-        final List<Long> all = Flux.range(0, 6).concatMap(i -> face.flux(mailbox).take(i + 1), 1)
-                .collectList().block(TIMEOUT);
-        assertThat(all).isEqualTo(range(0, 21));
-        assertThat(rest(face, mailbox)).isEqualTo(range(21, COUNT));
+    /** {@code concatMap} re-subscribes each inner; {@code flatMap} with concurrency 1 does too. */
+    static Stream<Arguments> innerOperators() {
+        final BiFunction<Flux<Integer>, Function<Integer, Flux<Long>>, Flux<Long>> concatMap = (outer, inner) ->
+                outer.concatMap(inner, 1);
+        final BiFunction<Flux<Integer>, Function<Integer, Flux<Long>>, Flux<Long>> flatMap = (outer, inner) ->
+                outer.flatMap(inner, 1);
+        return Stream.of(Face.values()).flatMap(face -> Stream.of(Arguments.of(face, "concatMap", concatMap),
+                Arguments.of(face, "flatMap(f, 1)", flatMap)));
     }
 
-    @ParameterizedTest
-    @EnumSource(Face.class)
-    void shouldGiveEachFlatMapInnerTheNextMessagesWhenConcurrencyIsOne(Face face) {
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("innerOperators")
+    void shouldGiveEachInnerTheNextMessagesWhenInnersReSubscribeOneAtATime(Face face, String operator,
+            BiFunction<Flux<Integer>, Function<Integer, Flux<Long>>, Flux<Long>> innerOperator) {
         final Mailbox<Long> mailbox = filled(COUNT);
-        final List<Long> all = Flux.range(0, 6).flatMap(i -> face.flux(mailbox).take(i + 1), 1)
+        final List<Long> all = innerOperator.apply(Flux.range(0, 6), i -> face.flux(mailbox).take(i + 1))
                 .collectList().block(TIMEOUT);
-        assertThat(all).isEqualTo(range(0, 21));
+        assertThat(all).as(operator).isEqualTo(range(0, 21));
         assertThat(rest(face, mailbox)).isEqualTo(range(21, COUNT));
     }
 
