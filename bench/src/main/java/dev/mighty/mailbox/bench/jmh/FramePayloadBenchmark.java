@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
 import dev.mighty.mailbox.FrameMailbox;
-import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.MessageFrame;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -137,40 +136,6 @@ public class FramePayloadBenchmark {
         }
     }
 
-    @State(Scope.Thread)
-    public static class Raw extends OneToOneState {
-        Mailbox<Object> mailbox;
-        final Sink sink = new Sink();
-
-        @Override
-        protected void open() {
-            mailbox = Mailboxes.bounded(CAPACITY);
-        }
-
-        @Override
-        protected void produce(int n) throws InterruptedException {
-            final Mailbox<Object> mailbox = this.mailbox;
-            for (int i = 0; i < n; i++) {
-                mailbox.send(MESSAGE);
-            }
-        }
-
-        @Override
-        protected int drainNow() {
-            return mailbox.tryRecvMany(sink, Integer.MAX_VALUE);
-        }
-
-        @Override
-        protected void producerFailed(Throwable t) {
-            mailbox.closeExceptionally(t);
-        }
-
-        @Override
-        protected void close() {
-            mailbox.close();
-        }
-    }
-
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public long frames_recv_frames(Frames s) throws InterruptedException {
@@ -201,16 +166,8 @@ public class FramePayloadBenchmark {
 
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
-    public Object mailbox_batched_recv(Raw s) throws InterruptedException {
-        s.request();
-        final Mailbox<Object> mailbox = s.mailbox;
-        final Sink sink = s.sink;
-        int n = 0;
-        while (n < MESSAGES) {
-            n += mailbox.recvMany(sink, MESSAGES - n);
-        }
-        s.received(n);
-        return sink.last;
+    public Object mailbox_batched_recv(MailboxThroughputBenchmark.MpscMailbox s) throws InterruptedException {
+        return MailboxThroughputBenchmark.batchedRecv(s); // the same state and loop as the reference pair
     }
 
     /*
