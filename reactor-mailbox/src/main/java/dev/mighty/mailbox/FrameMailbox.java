@@ -52,7 +52,10 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
      * Sends a frame copied from {@code payload}'s position to its limit, without allocating; the buffer's
      * position is left as it was.
      *
-     * @return false if full
+     * @param kind the frame's kind, an application-defined tag
+     * @param correlationId the frame's correlation id
+     * @param payload the bytes to send, from its position to its limit; neither is changed
+     * @return {@code true} if admitted, {@code false} if the mailbox is full (occupied + reserved)
      * @throws NullPointerException if {@code payload} is null
      * @throws IllegalArgumentException if the payload is larger than {@link #maxPayload()} (nothing is admitted)
      * @throws MailboxClosedException if closed
@@ -64,7 +67,13 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
     /**
      * As {@link #trySend(int, long, ByteBuffer)}, parking while the mailbox is full.
      *
+     * @param kind the frame's kind, an application-defined tag
+     * @param correlationId the frame's correlation id
+     * @param payload the bytes to send, from its position to its limit; neither is changed
+     * @throws NullPointerException if {@code payload} is null
+     * @throws IllegalArgumentException if the payload is larger than {@link #maxPayload()} (nothing is admitted)
      * @throws InterruptedException if interrupted on entry or while parked; nothing is admitted
+     * @throws MailboxClosedException if the mailbox is or becomes closed before the frame is admitted
      * @throws IllegalStateException if called from inside this mailbox's own receive (a {@link FrameHandler}) while
      *         the mailbox is full: it would wait forever
      */
@@ -73,9 +82,19 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
     }
 
     /**
-     * As {@link #trySend(int, long, ByteBuffer)}, parking at most {@code timeout} while full.
+     * As {@link #trySend(int, long, ByteBuffer)}, parking at most {@code timeout} while full; timeouts behave as
+     * in {@link Mailbox#send(Object, Duration)}.
      *
-     * @return false if the timeout elapsed first
+     * @param kind the frame's kind, an application-defined tag
+     * @param correlationId the frame's correlation id
+     * @param payload the bytes to send, from its position to its limit; neither is changed
+     * @param timeout the longest wait for room; {@link Duration#ZERO} tries once, as {@code trySend} does
+     * @return {@code true} if admitted, {@code false} if the timeout elapsed first
+     * @throws NullPointerException if {@code payload} or {@code timeout} is null
+     * @throws IllegalArgumentException if {@code timeout} is negative, or the payload is larger than
+     *         {@link #maxPayload()} (nothing is admitted)
+     * @throws InterruptedException if interrupted on entry or while parked; nothing is admitted
+     * @throws MailboxClosedException if the mailbox is or becomes closed before the frame is admitted
      */
     public boolean send(int kind, long correlationId, ByteBuffer payload, Duration timeout) throws InterruptedException {
         return ring.send(kind, correlationId, payload, FrameRing.deadlineOf(timeout));
@@ -86,8 +105,14 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
      * allocating. Consumer only. Semantically similar to {@link #tryRecvMany} with a handler that receives a
      * view instead of a frame; each slot is freed when the handler returns.
      *
-     * @return how many frames were handled
+     * @param handler called once per frame, on the calling thread; see the <b>WARNING</b> of
+     *                {@link FrameHandler#onFrame}
+     * @param max the most frames to handle; {@code >= 0}
+     * @return how many frames were handled: 0 when empty, also once closed and drained (end of stream is not
+     *         reported here; {@link #isTerminated()} tells which)
+     * @throws NullPointerException if {@code handler} is null
      * @throws IllegalArgumentException if {@code max} is negative
+     * @throws IllegalStateException if called from inside a {@link FrameHandler} of this mailbox
      */
     public int tryRecvFrames(FrameHandler handler, int max) {
         return ring.tryRecvFrames(handler, max);
@@ -96,7 +121,12 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
     /**
      * Parks until at least one frame is present, then as {@link #tryRecvFrames}. Consumer only.
      *
-     * @return how many frames were handled; 0 once closed normally and drained
+     * @param handler called once per frame, on the calling thread
+     * @param max the most frames to handle; {@code >= 0}
+     * @return how many frames were handled; 0 only once closed normally and drained (or when {@code max} is 0)
+     * @throws NullPointerException if {@code handler} is null
+     * @throws IllegalArgumentException if {@code max} is negative
+     * @throws InterruptedException if interrupted on entry or while parked
      * @throws MailboxClosedException (with the cause) once closed exceptionally and drained
      */
     public int recvFrames(FrameHandler handler, int max) throws InterruptedException {

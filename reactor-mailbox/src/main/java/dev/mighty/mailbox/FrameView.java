@@ -59,8 +59,12 @@ public final class FrameView {
     /**
      * Copies the payload into {@code dst} at {@code offset}.
      *
+     * @param dst the array to copy into
+     * @param offset the index in {@code dst} of the payload's first byte
      * @return the number of bytes copied ({@link #payloadLength()})
-     * @throws IndexOutOfBoundsException if it does not fit
+     * @throws NullPointerException if {@code dst} is null
+     * @throws IndexOutOfBoundsException if {@code offset} is negative or the payload does not fit in {@code dst}
+     *         from {@code offset} (nothing is copied)
      */
     public int getPayload(byte[] dst, int offset) {
         final int length = checkBound();
@@ -72,8 +76,12 @@ public final class FrameView {
     /**
      * Copies the payload into {@code dst} at its position, advancing the position.
      *
-     * @return the number of bytes copied
-     * @throws java.nio.BufferOverflowException if it does not fit
+     * @param dst the buffer to copy into, from its position
+     * @return the number of bytes copied ({@link #payloadLength()})
+     * @throws NullPointerException if {@code dst} is null
+     * @throws java.nio.BufferOverflowException if fewer than {@link #payloadLength()} bytes remain in {@code dst}
+     *         (nothing is copied)
+     * @throws java.nio.ReadOnlyBufferException if {@code dst} is read-only
      */
     public int getPayload(ByteBuffer dst) {
         final int length = checkBound();

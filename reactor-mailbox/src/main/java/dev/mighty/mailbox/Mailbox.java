@@ -71,6 +71,8 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
      * on a full mailbox it waits out its timeout like any other caller (a timeout of 146 years or more counts as
      * none, and then throws as {@link #send(Object)} does).
      *
+     * @param msg the message
+     * @param timeout the longest wait for room; {@link Duration#ZERO} tries once, as {@link #trySend} does
      * @return {@code true} if admitted, {@code false} if the timeout elapsed first
      * @throws NullPointerException if {@code msg} or {@code timeout} is null
      * @throws IllegalArgumentException if {@code timeout} is negative
@@ -98,8 +100,11 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
     /**
      * Receives, parking at most {@code timeout} while the mailbox is empty. Consumer only.
      *
+     * @param timeout the longest wait for a message; with {@link Duration#ZERO} the receive still spins briefly
+     *                (as every receive does before it parks) but never parks
      * @return the oldest message, or {@code null} on timeout or at end of stream ({@link #isTerminated()}
      *         tells which)
+     * @throws NullPointerException if {@code timeout} is null
      * @throws IllegalArgumentException if {@code timeout} is negative
      * @throws InterruptedException if the thread is interrupted on entry or while parked
      * @throws MailboxClosedException (with the cause) once the mailbox was closed exceptionally and is drained
@@ -121,7 +126,10 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
      * <p><b>WARNING:</b> {@code sink} should not throw. If it does, the message it was given counts as
      * received, the exception propagates, and the messages after it stay in the mailbox.
      *
-     * @return how many messages were handed over (0 when empty)
+     * @param sink receives each message, on the calling thread
+     * @param max the most messages to hand over; {@code >= 0}
+     * @return how many messages were handed over: 0 when empty, also once closed and drained (end of stream is
+     *         not reported here, not even after {@link #closeExceptionally}; {@link #isTerminated()} tells which)
      * @throws NullPointerException if {@code sink} is null
      * @throws IllegalArgumentException if {@code max} is negative
      */
@@ -131,8 +139,12 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
      * Parks until at least one message is present, then behaves as {@link #tryRecvMany}. Consumer only;
      * the batched receive of an actor loop.
      *
+     * @param sink receives each message, on the calling thread; see the <b>WARNING</b> of {@link #tryRecvMany}
+     * @param max the most messages to hand over; {@code >= 0}
      * @return how many messages were handed over; 0 only once the mailbox is closed normally and drained
      *         (or when {@code max} is 0)
+     * @throws NullPointerException if {@code sink} is null
+     * @throws IllegalArgumentException if {@code max} is negative
      * @throws InterruptedException if the thread is interrupted on entry or while parked
      * @throws MailboxClosedException (with the cause) once the mailbox was closed exceptionally and is drained
      */
@@ -149,6 +161,7 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
      * {@code MailboxClosedException(cause)} and a {@code MailboxPublisher} signals {@code onError(cause)}.
      * The first close wins; a later call changes nothing.
      *
+     * @param cause the failure the consumer is told about once it has drained the mailbox
      * @throws NullPointerException if {@code cause} is null
      */
     void closeExceptionally(Throwable cause);

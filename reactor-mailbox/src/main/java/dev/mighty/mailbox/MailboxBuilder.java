@@ -19,7 +19,9 @@ public final class MailboxBuilder<T> {
     }
 
     /**
-     * @param capacity 1 .. 2^30, rounded up to a power of two; default {@value Mailboxes#DEFAULT_CAPACITY}
+     * @param capacity 1 .. 2^30, rounded up to a power of two; default {@value Mailboxes#DEFAULT_CAPACITY}.
+     *                 {@link #buildFrames()} takes at most {@link FrameMailbox#MAX_CAPACITY} (2^24)
+     * @return this builder
      * @throws IllegalArgumentException if out of range
      */
     public MailboxBuilder<T> capacity(int capacity) {
@@ -30,19 +32,33 @@ public final class MailboxBuilder<T> {
 
     /**
      * Declares that at most one thread sends at a time (SPSC). A {@code MailboxSubscriber} counts as a sender.
+     *
+     * @return this builder
      */
     public MailboxBuilder<T> singleProducer() {
         this.singleProducer = true;
         return this;
     }
 
-    /** @param name shown in {@link MailboxStats}, JFR events, metrics and error messages; default "mailbox" */
+    /**
+     * @param name shown in {@link MailboxStats}, JFR events, metrics and error messages; default "mailbox"
+     * @return this builder
+     * @throws NullPointerException if {@code name} is null
+     */
     public MailboxBuilder<T> name(String name) {
         this.name = Objects.requireNonNull(name, "name");
         return this;
     }
 
-    /** For {@link #buildFrames()}: the largest payload accepted; default 1 MiB. */
+    /**
+     * For {@link #buildFrames()}: the largest payload accepted; a send of a larger one throws
+     * {@link IllegalArgumentException}.
+     *
+     * @param maxPayload in bytes, {@code 0 .. Integer.MAX_VALUE - 16}; default 1 MiB
+     * @return this builder
+     * @throws IllegalArgumentException if {@code maxPayload} is negative (a value over the upper bound fails in
+     *         {@link #buildFrames()})
+     */
     public MailboxBuilder<T> maxPayload(int maxPayload) {
         if (maxPayload < 0) {
             throw new IllegalArgumentException("maxPayload: " + maxPayload + " (expected: >= 0)");
@@ -51,7 +67,15 @@ public final class MailboxBuilder<T> {
         return this;
     }
 
-    /** For {@link #buildFrames()}: the largest spill buffer a slot keeps; default 4 KiB. */
+    /**
+     * For {@link #buildFrames()}: the largest spill buffer a slot keeps for its next payload once its message is
+     * received; a larger one is dropped, so received messages leave at most {@code capacity * maxRetainedSpill}
+     * bytes of spill buffers behind.
+     *
+     * @param maxRetainedSpill in bytes, {@code >= 0} (0 keeps none); default 4 KiB
+     * @return this builder
+     * @throws IllegalArgumentException if {@code maxRetainedSpill} is negative
+     */
     public MailboxBuilder<T> maxRetainedSpill(int maxRetainedSpill) {
         if (maxRetainedSpill < 0) {
             throw new IllegalArgumentException("maxRetainedSpill: " + maxRetainedSpill + " (expected: >= 0)");
@@ -65,7 +89,11 @@ public final class MailboxBuilder<T> {
         return new ArrayMailbox<>(capacity, singleProducer, name);
     }
 
-    /** @return a new slab mailbox of frames, with this builder's capacity, name and payload limits */
+    /**
+     * @return a new slab mailbox of frames, with this builder's capacity, name and payload limits
+     * @throws IllegalArgumentException if the capacity is over {@link FrameMailbox#MAX_CAPACITY}, or
+     *         {@code maxPayload} over {@code Integer.MAX_VALUE - 16}
+     */
     public FrameMailbox buildFrames() {
         return new FrameMailbox(capacity, maxPayload, maxRetainedSpill, singleProducer, name);
     }

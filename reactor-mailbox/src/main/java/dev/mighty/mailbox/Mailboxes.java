@@ -13,6 +13,7 @@ public final class Mailboxes {
     }
 
     /**
+     * @param <T> the message type
      * @param capacity 1 .. 2^30, rounded up to a power of two
      * @return a lock-free many-producer, single-consumer mailbox
      * @throws IllegalArgumentException if {@code capacity} is out of range
@@ -21,19 +22,32 @@ public final class Mailboxes {
         return new ArrayMailbox<>(capacity, false, "mailbox");
     }
 
-    /** @return a builder: capacity 1024, many producers, name "mailbox" */
+    /**
+     * @param <T> the message type
+     * @return a builder: capacity 1024, many producers, name "mailbox"
+     */
     public static <T> MailboxBuilder<T> builder() {
         return new MailboxBuilder<>();
     }
 
-    /** @return a slab mailbox of {@code capacity} 64-byte slots, max payload 1 MiB */
+    /**
+     * As {@link #frames(int, int)} with a max payload of 1 MiB.
+     *
+     * @param capacity 1 .. 2^24 ({@link FrameMailbox#MAX_CAPACITY}), rounded up to a power of two
+     * @return a slab mailbox of {@code capacity} 64-byte slots, many producers, named "frames"
+     * @throws IllegalArgumentException if {@code capacity} is out of range
+     */
     public static FrameMailbox frames(int capacity) {
         return frames(capacity, FrameMailbox.DEFAULT_MAX_PAYLOAD);
     }
 
     /**
-     * @param maxPayload the largest payload accepted, in bytes; larger ones get {@link IllegalArgumentException}
-     * @return a slab mailbox of {@code capacity} 64-byte slots
+     * @param capacity 1 .. 2^24 ({@link FrameMailbox#MAX_CAPACITY}), rounded up to a power of two
+     * @param maxPayload the largest payload accepted, in bytes, {@code 0 .. Integer.MAX_VALUE - 16}; larger ones
+     *                   get {@link IllegalArgumentException}; spill buffers up to {@code min(maxPayload, 4 KiB)}
+     *                   are kept for reuse
+     * @return a slab mailbox of {@code capacity} 64-byte slots, many producers, named "frames"
+     * @throws IllegalArgumentException if {@code capacity} or {@code maxPayload} is out of range
      */
     public static FrameMailbox frames(int capacity, int maxPayload) {
         return new FrameMailbox(capacity, maxPayload, Math.min(maxPayload, FrameMailbox.DEFAULT_MAX_RETAINED_SPILL),

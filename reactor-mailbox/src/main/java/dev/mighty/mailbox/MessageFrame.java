@@ -21,7 +21,10 @@ public final class MessageFrame {
     }
 
     /**
+     * @param kind an application-defined tag
+     * @param correlationId an application-defined id, e.g. to match a reply to its request
      * @param payload copied, so the caller may reuse the array at once
+     * @return a new frame
      * @throws NullPointerException if {@code payload} is null
      */
     public static MessageFrame of(int kind, long correlationId, byte[] payload) {
@@ -29,7 +32,11 @@ public final class MessageFrame {
         return new MessageFrame(kind, correlationId, payload.length == 0 ? EMPTY : payload.clone());
     }
 
-    /** @return a frame with an empty payload */
+    /**
+     * @param kind an application-defined tag
+     * @param correlationId an application-defined id, e.g. to match a reply to its request
+     * @return a frame with an empty payload
+     */
     public static MessageFrame of(int kind, long correlationId) {
         return new MessageFrame(kind, correlationId, EMPTY);
     }

@@ -82,12 +82,23 @@ public final class MailboxMetrics implements MeterBinder {
     private final WeakReference<Object> demandSource;
     private final ToDoubleFunction<Object> demand;
 
-    /** Binds {@code mailbox} with the default prefix and only the {@value #MAILBOX_TAG} tag. */
+    /**
+     * Binds {@code mailbox} with the default prefix and only the {@value #MAILBOX_TAG} tag.
+     *
+     * @param mailbox the mailbox to measure, held weakly
+     * @throws NullPointerException if {@code mailbox} is null
+     */
     public MailboxMetrics(Mailbox<?> mailbox) {
         this(mailbox, DEFAULT_PREFIX, Tags.empty());
     }
 
-    /** Binds {@code mailbox} with the default prefix and {@code tags} added to the {@value #MAILBOX_TAG} tag. */
+    /**
+     * Binds {@code mailbox} with the default prefix and {@code tags} added to the {@value #MAILBOX_TAG} tag.
+     *
+     * @param mailbox the mailbox to measure, held weakly
+     * @param tags    added to the {@value #MAILBOX_TAG} tag
+     * @throws NullPointerException if an argument is null
+     */
     public MailboxMetrics(Mailbox<?> mailbox, Iterable<Tag> tags) {
         this(mailbox, DEFAULT_PREFIX, tags);
     }
@@ -96,6 +107,7 @@ public final class MailboxMetrics implements MeterBinder {
      * @param mailbox the mailbox to measure, held weakly
      * @param prefix  the first part of every meter name, e.g. {@value #DEFAULT_PREFIX}
      * @param tags    added to the {@value #MAILBOX_TAG} tag
+     * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if {@code prefix} is empty
      */
     public MailboxMetrics(Mailbox<?> mailbox, String prefix, Iterable<Tag> tags) {
@@ -115,7 +127,12 @@ public final class MailboxMetrics implements MeterBinder {
     /**
      * Binds {@code mailbox} to {@code registry} with the default prefix.
      *
+     * @param <M> the mailbox's type
+     * @param registry the registry to register the meters with
+     * @param mailbox the mailbox to measure, held weakly
+     * @param tags added to the {@value #MAILBOX_TAG} tag
      * @return {@code mailbox}, for chaining at construction
+     * @throws NullPointerException if an argument is null
      */
     public static <M extends Mailbox<?>> M monitor(MeterRegistry registry, M mailbox, Iterable<Tag> tags) {
         new MailboxMetrics(mailbox, tags).bindTo(registry);
@@ -125,8 +142,13 @@ public final class MailboxMetrics implements MeterBinder {
     /**
      * Binds {@code mailbox} to {@code registry} with the default prefix.
      *
+     * @param <M> the mailbox's type
+     * @param registry the registry to register the meters with
+     * @param mailbox the mailbox to measure, held weakly
      * @param tags key/value pairs, as {@link Tags#of(String...)}
      * @return {@code mailbox}, for chaining at construction
+     * @throws NullPointerException if {@code registry}, {@code mailbox} or a tag key or value is null
+     * @throws IllegalArgumentException if {@code tags} has an odd length
      */
     public static <M extends Mailbox<?>> M monitor(MeterRegistry registry, M mailbox, String... tags) {
         return monitor(registry, mailbox, Tags.of(tags));
@@ -137,10 +159,12 @@ public final class MailboxMetrics implements MeterBinder {
      * yet served, which the mailbox itself does not know. For example, with an adapter that exposes it:
      * {@code new MailboxMetrics(mb).withDemand(publisher, p -> p.requested())}.
      *
+     * @param <S>     the adapter's type
      * @param source  the adapter, held weakly
      * @param demand  reads the outstanding demand from {@code source}; called on the registry's thread, so it
      *                must be safe to call from any thread
      * @return a new binder with the gauge; this one is unchanged
+     * @throws NullPointerException if an argument is null
      */
     @SuppressWarnings("unchecked") // demand accepts S and is only ever applied to the S held in demandSource
     public <S> MailboxMetrics withDemand(S source, ToDoubleFunction<? super S> demand) {

@@ -108,6 +108,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
     /**
      * Receives from {@code mailbox}, in unfused batches of up to {@value MailboxPublisher#DEFAULT_BATCH_SIZE}.
      *
+     * @param <T> the message type
      * @param mailbox the mailbox to receive from; one subscriber at a time
      * @return a cold, fuseable flux of the mailbox's messages; subscribing attaches as its consumer
      * @throws NullPointerException if {@code mailbox} is null
@@ -119,6 +120,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
     /**
      * Receives from {@code mailbox}.
      *
+     * @param <T> the message type
      * @param mailbox the mailbox to receive from; one subscriber at a time
      * @param batchSize unfused: the most messages taken per batch; fused: the most polls between two wake-up
      *                  checks for parked producers (capped at the capacity); {@code >= 1}
@@ -150,6 +152,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
      * The mailbox's end is the source's end: to feed one mailbox from several sources, merge them first
      * ({@code Flux.merge(a, b)}), or send with {@code trySend}/{@code send}.
      *
+     * @param <T> the element type
      * @param source the elements to send
      * @param mailbox the mailbox to send them into; closed at the end
      * @return a {@code Mono} that completes once the source completed and all of it was admitted
@@ -164,8 +167,12 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
      * As {@link #sendAll(Publisher, Mailbox)}, holding at most {@code prefetch} reservations (and so requesting
      * at most that much ahead): smaller leaves room for other producers of the same mailbox.
      *
-     * @param prefetch {@code 1 .. capacity}
-     * @throws NullPointerException if an argument is null
+     * @param <T> the element type
+     * @param source the elements to send
+     * @param mailbox the mailbox to send them into; closed at the end
+     * @param prefetch the most reservations held, {@code 1 .. mailbox.capacity()}
+     * @return a {@code Mono} that completes once the source completed and all of it was admitted
+     * @throws NullPointerException if {@code source} or {@code mailbox} is null
      * @throws IllegalArgumentException if {@code prefetch} is out of range
      */
     public static <T> Mono<Void> sendAll(Publisher<? extends T> source, Mailbox<T> mailbox, int prefetch) {
