@@ -4,7 +4,8 @@ package dev.mighty.mailbox;
  * A snapshot of a mailbox's counters, from {@link Mailbox#stats()}. Each figure is read separately, so
  * under concurrent use the figures are individually correct but not a single atomic cut.
  *
- * @param name             the mailbox's name ({@link MailboxBuilder#name(String)}), or {@code "mailbox"}
+ * @param name             the mailbox's name ({@link MailboxBuilder#name(String)}); by default {@code "mailbox"},
+ *                         or {@code "frames"} from {@link Mailboxes#frames(int)}
  * @param capacity         the capacity
  * @param size             admitted and not yet received
  * @param admitted         messages admitted since creation (the producer index; it also counts the rare
