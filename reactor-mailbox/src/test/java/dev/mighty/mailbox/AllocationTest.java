@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * it is repeated up to {@value #ATTEMPTS} times and the smallest figure is judged. The payload checks in the
  * loops use preallocated arrays, so they allocate nothing themselves.
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class AllocationTest {
     private static final int MESSAGES = 100_000;
     private static final int WARMUP_MESSAGES = 300_000;

@@ -19,7 +19,7 @@ import java.util.stream.Collectors;
  */
 final class Forked<T> {
     /** How long a test waits for a forked thread to park or finish before it fails. */
-    static final Duration WAIT = Duration.ofSeconds(10);
+    static final Duration WAIT = Hang.TIMEOUT;
 
     private final Thread thread;
     private final CountDownLatch done = new CountDownLatch(1);

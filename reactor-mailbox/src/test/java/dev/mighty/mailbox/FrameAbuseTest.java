@@ -33,7 +33,7 @@ import dev.mighty.mailbox.internal.MailboxRing;
  * (inline and spilled, retained and dropped), through the renewal placeholders of the reservation epoch, and checks
  * every byte that comes out.
  */
-@Timeout(30)
+@Timeout(300)
 class FrameAbuseTest {
     private static final Duration FOREVER = ChronoUnit.FOREVER.getDuration();
 
@@ -528,7 +528,7 @@ class FrameAbuseTest {
             }
             return (long) frames;
         });
-        final Duration wait = Duration.ofSeconds(frames > 100_000 ? 300 : 20);
+        final Duration wait = frames > 100_000 ? Hang.TIMEOUT.multipliedBy(3) : Hang.TIMEOUT;
         try {
             assertThat(producer.join(wait)).isEqualTo(frames);
             assertThat(consumer.join(wait)).isEqualTo(frames);

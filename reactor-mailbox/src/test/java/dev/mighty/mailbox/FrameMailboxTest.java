@@ -27,7 +27,7 @@ import dev.mighty.mailbox.internal.MailboxRing;
  * {@link ByteBuffer}, the {@link FrameView} flyweight, the payload limit and spill retention, and
  * {@link MessageFrame} immutability. The {@code Mailbox} contract itself is in {@link MailboxContractTest}.
  */
-@Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FrameMailboxTest {
 
     /** Payload sizes around the inline bound (48) and the power-of-two spill sizes. */

@@ -34,9 +34,9 @@ import dev.mighty.mailbox.rs.MailboxSubscriber;
  * Every figure of {@link MailboxStats} after known sequences, single-threaded and with four racing producers,
  * on both mailbox kinds.
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
 class MailboxStatsTest {
-    private static final long AWAIT_NANOS = TimeUnit.SECONDS.toNanos(20);
+    private static final long AWAIT_NANOS = Hang.TIMEOUT.toNanos();
     private static final int PRODUCERS = 4;
 
     /** The mailbox kinds; each makes a message from an int. */
@@ -80,7 +80,7 @@ class MailboxStatsTest {
     @AfterEach
     void stopPool() throws InterruptedException {
         pool.shutdownNow();
-        assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).as("pool terminated").isTrue();
+        assertThat(pool.awaitTermination(Hang.SECONDS, TimeUnit.SECONDS)).as("pool terminated").isTrue();
     }
 
     // ------------------------------------------------------------------ single-threaded sequences
@@ -219,7 +219,7 @@ class MailboxStatsTest {
         await(() -> mb.stats().producerParks() >= 1, "the park counted");
 
         assertThat(mb.tryRecv()).isNotNull();
-        producer.get(10, TimeUnit.SECONDS);
+        producer.get(Hang.SECONDS, TimeUnit.SECONDS);
         final MailboxStats stats = mb.stats();
         assertThat(stats.parkedProducers()).isZero();
         assertThat(stats.producerParks()).as("cumulative: still counted after the producer left").isPositive();
@@ -239,7 +239,7 @@ class MailboxStatsTest {
         await(() -> mb.stats().consumerParks() >= 1, "the park counted"); // counted just before it parks
 
         assertThat(mb.trySend(kind.message(7))).isTrue();
-        assertThat(consumer.get(10, TimeUnit.SECONDS)).isNotNull();
+        assertThat(consumer.get(Hang.SECONDS, TimeUnit.SECONDS)).isNotNull();
         assertThat(mb.stats().consumerParked()).isFalse();
         assertThat(mb.stats().received()).isEqualTo(1L);
         assertThat(mb.stats().consumerParks()).as("cumulative").isPositive();
@@ -255,7 +255,7 @@ class MailboxStatsTest {
             final long parks = round;
             await(() -> mb.stats().consumerParks() >= parks, "consumer park " + round);
             assertThat(mb.trySend(kind.message(round))).isTrue();
-            assertThat(consumer.get(10, TimeUnit.SECONDS)).isNotNull();
+            assertThat(consumer.get(Hang.SECONDS, TimeUnit.SECONDS)).isNotNull();
         }
         assertThat(mb.stats().consumerParks()).as("one per empty wait, give or take a spurious wake-up")
                 .isBetween(3L, 6L);
@@ -352,12 +352,12 @@ class MailboxStatsTest {
             long admitted = 0;
             long refused = 0;
             for (Future<long[]> f : producers) {
-                final long[] counts = f.get(20, TimeUnit.SECONDS);
+                final long[] counts = f.get(Hang.SECONDS, TimeUnit.SECONDS);
                 admitted += counts[0];
                 refused += counts[1];
             }
             producing.set(false);
-            final long received = consumer.get(20, TimeUnit.SECONDS);
+            final long received = consumer.get(Hang.SECONDS, TimeUnit.SECONDS);
 
             final MailboxStats stats = mb.stats();
             assertThat(admitted + refused).isEqualTo((long) PRODUCERS * attempts);
@@ -399,9 +399,9 @@ class MailboxStatsTest {
             });
             start.countDown();
             for (Future<?> f : producers) {
-                f.get(20, TimeUnit.SECONDS);
+                f.get(Hang.SECONDS, TimeUnit.SECONDS);
             }
-            assertThat(consumer.get(20, TimeUnit.SECONDS)).isEqualTo(total);
+            assertThat(consumer.get(Hang.SECONDS, TimeUnit.SECONDS)).isEqualTo(total);
 
             final MailboxStats stats = mb.stats();
             assertThat(stats.admitted()).as("admitted, round %d", round).isEqualTo(total);
@@ -448,13 +448,13 @@ class MailboxStatsTest {
             long refused = 0;
             long rejected = 0;
             for (Future<long[]> f : producers) {
-                final long[] counts = f.get(20, TimeUnit.SECONDS);
+                final long[] counts = f.get(Hang.SECONDS, TimeUnit.SECONDS);
                 admitted += counts[0];
                 refused += counts[1];
                 rejected += counts[2];
             }
             producing.set(false);
-            final long received = consumer.get(20, TimeUnit.SECONDS);
+            final long received = consumer.get(Hang.SECONDS, TimeUnit.SECONDS);
 
             final MailboxStats stats = mb.stats();
             assertThat(stats.admitted()).as("admitted, round %d", round).isEqualTo(admitted);

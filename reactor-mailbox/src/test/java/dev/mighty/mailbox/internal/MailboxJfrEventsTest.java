@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
+import dev.mighty.mailbox.Hang;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -29,9 +30,9 @@ import jdk.jfr.consumer.RecordingStream;
  * asserts how fast anything is. Events are matched by a mailbox name unique to the test, and "exactly one" /
  * "none" are asserted after a marker event committed afterwards has arrived (the stream is ordered).
  */
-@Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
 class MailboxJfrEventsTest {
-    private static final long AWAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
+    private static final long AWAIT_NANOS = Hang.TIMEOUT.toNanos();
     private static final String MARKER = "dev.mighty.mailbox.test.Marker";
 
     /** Committed after the events under test; once it arrives, every earlier event has. */
@@ -248,7 +249,7 @@ class MailboxJfrEventsTest {
                 "the producer to park");
         Thread.sleep(millis);
         assertThat(mb.tryRecv()).isEqualTo("fill");
-        producer.join(TimeUnit.SECONDS.toMillis(10));
+        producer.join(Hang.TIMEOUT.toMillis());
         assertThat(producer.isAlive()).isFalse();
         assertThat(mb.tryRecv()).isEqualTo("parked");
     }

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.mighty.mailbox.Hang;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,7 +24,7 @@ import dev.mighty.mailbox.Mailboxes;
  * listeners, end of stream, the consumer mark and the consumer role. Single-threaded where the contract is
  * about state; the notifications are also checked for the thread they run on.
  */
-@Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class MailboxRingHooksTest {
 
     /** A wakeable that counts its wake-ups and remembers the thread of the last one. */
@@ -214,8 +215,8 @@ class MailboxRingHooksTest {
 
         final Thread producer = new Thread(() -> ring.trySend("a"), "producer");
         producer.start();
-        producer.join(TimeUnit.SECONDS.toMillis(10));
-        assertThat(waiter.woken.await(10, TimeUnit.SECONDS)).isTrue();
+        producer.join(Hang.TIMEOUT.toMillis());
+        assertThat(waiter.woken.await(Hang.SECONDS, TimeUnit.SECONDS)).isTrue();
         assertThat(waiter.wakes).hasValue(1);
         assertThat(waiter.lastThread).hasValue(producer);
 
@@ -267,7 +268,7 @@ class MailboxRingHooksTest {
 
         assertThat(ring.poll()).isEqualTo("a");
         ring.afterReceive(1);
-        sender.join(TimeUnit.SECONDS.toMillis(10));
+        sender.join(Hang.TIMEOUT.toMillis());
         assertThat(sender.isAlive()).isFalse();
         assertThat(failure).hasValue(null);
         assertThat(ring.poll()).isEqualTo("b");
@@ -321,7 +322,7 @@ class MailboxRingHooksTest {
                 }
             }, "second consumer");
             second.start();
-            second.join(TimeUnit.SECONDS.toMillis(10));
+            second.join(Hang.TIMEOUT.toMillis());
             assertThat(failure.get()).isExactlyInstanceOf(IllegalStateException.class);
         } finally {
             ring.exitConsumer(previous);

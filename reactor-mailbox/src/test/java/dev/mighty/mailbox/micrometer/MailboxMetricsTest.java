@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
+import dev.mighty.mailbox.Hang;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -26,7 +27,7 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
 class MailboxMetricsTest {
     private static final List<String> NAMES = List.of(
             "reactor.mailbox.capacity", "reactor.mailbox.size", "reactor.mailbox.high.water",
@@ -117,7 +118,7 @@ class MailboxMetricsTest {
         awaitValue("reactor.mailbox.consumer.parked", 1.0);
         awaitValue("reactor.mailbox.consumer.parks", 1.0); // counted just before the park
         assertThat(mb.trySend("for the consumer")).isTrue();
-        consumer.join(TimeUnit.SECONDS.toMillis(10));
+        consumer.join(Hang.TIMEOUT.toMillis());
         assertThat(consumer.isAlive()).isFalse();
         assertThat(value("reactor.mailbox.consumer.parked")).isZero();
 
@@ -132,7 +133,7 @@ class MailboxMetricsTest {
         producer.start();
         awaitValue("reactor.mailbox.producers.parked", 1.0);
         assertThat(mb.tryRecv()).isEqualTo("fill");
-        producer.join(TimeUnit.SECONDS.toMillis(10));
+        producer.join(Hang.TIMEOUT.toMillis());
         assertThat(producer.isAlive()).isFalse();
         assertThat(value("reactor.mailbox.producers.parked")).isZero();
         assertThat(value("reactor.mailbox.producer.parks")).as("cumulative").isGreaterThanOrEqualTo(1.0);
@@ -176,7 +177,7 @@ class MailboxMetricsTest {
     void shouldNotKeepTheMailboxAliveWhenBound() throws InterruptedException {
         final WeakReference<Mailbox<String>> ref = boundMailbox();
 
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        final long deadline = System.nanoTime() + Hang.TIMEOUT.toNanos();
         while (ref.get() != null) {
             assertThat(System.nanoTime() - deadline).as("collected before the deadline").isNegative();
             System.gc();
@@ -239,7 +240,7 @@ class MailboxMetricsTest {
     }
 
     private void awaitValue(String name, double expected) throws InterruptedException {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        final long deadline = System.nanoTime() + Hang.TIMEOUT.toNanos();
         while (value(name) != expected) {
             assertThat(System.nanoTime() - deadline).as("%s reached %s before the deadline", name, expected)
                     .isNegative();

@@ -17,7 +17,7 @@ import reactor.core.Fuseable;
  * a counting ASYNC consumer polls on this thread, so the thread's allocation counter sees every byte that
  * {@code poll()}, the wake-ups and the "poll now" signals allocate. Messages are preallocated.
  */
-@Timeout(60)
+@Timeout(300)
 class MailboxFluxAllocationTest {
     private static final int CAPACITY = 1024;
     private static final int WARMUP_ROUNDS = 300;

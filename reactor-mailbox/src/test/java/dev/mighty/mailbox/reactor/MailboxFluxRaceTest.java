@@ -12,6 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import org.junit.jupiter.api.Tag;
@@ -23,10 +24,9 @@ import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
-import reactor.test.util.RaceTestUtils;
 
 /**
- * request / cancel / send / close / a second subscriber, raced on real threads ({@link RaceTestUtils}), in
+ * request / cancel / send / close / a second subscriber, raced on real threads ({@link Hang#race}: reactor-test's {@code RaceTestUtils.race} with a hang limit instead of 5 s), in
  * fused and unfused mode. Each round checks the two invariants that matter: every admitted message is
  * delivered exactly once, in order, to the subscriber that was live when it was taken or to the next one (none
  * lost, none twice); and a subscriber gets exactly one terminal signal. A round whose cancelled subscription
@@ -34,7 +34,7 @@ import reactor.test.util.RaceTestUtils;
  */
 @Timeout(120)
 class MailboxFluxRaceTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
     /** Rounds in the default run (2 cores, seconds); the stress-tagged twins run {@link #STRESS_ROUNDS}. */
     private static final int ROUNDS = 1_000;
     private static final int STRESS_ROUNDS = 50_000;
@@ -96,7 +96,7 @@ class MailboxFluxRaceTest {
             final FusedProbe<Integer> probe = new FusedProbe<>(1, mode);
             MailboxFlux.from(mailbox).subscribe(probe);
             assertThat(probe.fusionMode).isEqualTo(mode == Fuseable.NONE ? Fuseable.NONE : Fuseable.ASYNC);
-            RaceTestUtils.race(
+            Hang.race(
                     () -> probe.request(2),
                     probe::cancel,
                     () -> mailbox.trySend(3),
@@ -123,7 +123,7 @@ class MailboxFluxRaceTest {
             final FusedProbe<Integer> probe = new FusedProbe<>(0, mode);
             MailboxFlux.from(mailbox).subscribe(probe);
             final AtomicBoolean admitted = new AtomicBoolean();
-            RaceTestUtils.race(
+            Hang.race(
                     () -> probe.request(Long.MAX_VALUE),
                     mailbox::close,
                     () -> {
@@ -163,7 +163,7 @@ class MailboxFluxRaceTest {
                         .publishOn(worker, 4)
                         .doOnDiscard(Object.class, discarded::add)
                         .subscribe(got::add);
-                RaceTestUtils.race(pipeline::dispose, () -> mailbox.trySend(40));
+                Hang.race(pipeline::dispose, () -> mailbox.trySend(40));
                 mailbox.close();
                 final List<Integer> rest = MailboxFlux.from(mailbox).collectList().block(TIMEOUT);
                 Mono.fromRunnable(() -> { }).subscribeOn(worker).block(TIMEOUT); // the worker has finished its run
@@ -188,7 +188,7 @@ class MailboxFluxRaceTest {
             final FusedProbe<Integer> first = new FusedProbe<>(1, mode);
             MailboxFlux.from(mailbox).subscribe(first);
             final FusedProbe<Integer> second = new FusedProbe<>(Long.MAX_VALUE, mode);
-            RaceTestUtils.race(
+            Hang.race(
                     () -> first.request(4),
                     first::cancel,
                     () -> MailboxFlux.from(mailbox).subscribe(second));

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.Mailboxes;
@@ -20,9 +21,9 @@ import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.TestPublisher;
 
-@Timeout(60)
+@Timeout(300)
 class MailboxSendAllTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     @Test
     void shouldAdmitEverythingThenCloseAndCompleteWhenTheSourceCompletes() {

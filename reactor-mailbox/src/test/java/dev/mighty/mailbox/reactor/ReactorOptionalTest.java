@@ -26,7 +26,7 @@ import org.reactivestreams.Publisher;
  * and that refuses {@code reactor.*} outright. Everything is then driven by reflection, and the Reactive
  * Streams subscriber is a {@link Proxy} of that loader's {@code Subscriber} interface.
  */
-@Timeout(30)
+@Timeout(300)
 class ReactorOptionalTest {
 
     /** Loads from {@code urls} only; refuses {@code reactor.*} (and cannot see the test class path). */

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.MailboxStats;
@@ -34,7 +35,7 @@ import reactor.test.publisher.TestPublisher;
  * that nobody holds, and what it holds can be received.
  */
 class AdapterFaultInjectionTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     @ParameterizedTest
     @EnumSource(PublisherRaceMatrixTest.PublisherFace.class)

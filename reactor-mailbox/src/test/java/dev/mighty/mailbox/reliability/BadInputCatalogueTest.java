@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import dev.mighty.mailbox.FrameMailbox;
 import dev.mighty.mailbox.FrameView;
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.Mailboxes;
@@ -41,7 +42,7 @@ import reactor.test.publisher.TestPublisher;
  * their test in the document.
  */
 class BadInputCatalogueTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
     private static final String MAX = String.valueOf(Mailboxes.MAX_CAPACITY);
 
     // ------------------------------------------------------------------ construction

@@ -14,6 +14,7 @@ import java.util.function.Consumer;
 import dev.mighty.mailbox.FrameHandler;
 import dev.mighty.mailbox.FrameMailbox;
 import dev.mighty.mailbox.FrameView;
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
@@ -29,7 +30,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@link IllegalStateException} instead of a deadlock.
  */
 class ConsumerFaultTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     @ParameterizedTest(name = "blocking={0}")
     @ValueSource(booleans = {false, true})

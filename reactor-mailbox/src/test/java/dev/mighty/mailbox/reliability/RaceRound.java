@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.locks.LockSupport;
 
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.MailboxStats;
@@ -32,7 +33,7 @@ import org.reactivestreams.Publisher;
  * </ol>
  */
 final class RaceRound {
-    static final Duration TIMEOUT = Duration.ofSeconds(20);
+    static final Duration TIMEOUT = Hang.TIMEOUT;
 
     enum Event { REQUEST, CANCEL, SEND, CLOSE, CLOSE_EXCEPTIONALLY, SUBSCRIBE }
 

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.mighty.mailbox.FrameMailbox;
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -26,7 +27,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * checked (that would cost a write per message); see {@code docs/reliability.md}.
  */
 class TwoConsumersMisuseTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     enum Receive { TRY_RECV_MANY, RECV_MANY, TRY_RECV_FRAMES, RECV_FRAMES }
 

@@ -6,11 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.internal.Demand;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-@Timeout(30)
+@Timeout(300)
 class DemandTest {
     volatile long requested;
     static final VarHandle REQUESTED;
@@ -61,7 +62,7 @@ class DemandTest {
         for (int round = 0; round < 200; round++) {
             requested = 0L;
             final int[] drained = new int[1];
-            reactor.test.util.RaceTestUtils.race(
+            Hang.race(
                     () -> {
                         for (int i = 0; i < 1_000; i++) {
                             Demand.add(REQUESTED, this, 1L);

@@ -12,6 +12,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import org.junit.jupiter.api.AfterEach;
@@ -30,7 +31,7 @@ import reactor.test.StepVerifier;
  */
 @Timeout(120)
 class MailboxPipelineTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
     private static final int PRODUCERS = 4;
     private static final int PER_PRODUCER = 25_000;
 

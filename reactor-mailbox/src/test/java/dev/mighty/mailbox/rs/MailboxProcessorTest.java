@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import org.junit.jupiter.api.Test;
@@ -16,9 +17,9 @@ import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.TestPublisher;
 
-@Timeout(30)
+@Timeout(300)
 class MailboxProcessorTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     private static List<Integer> range(int from, int to) {
         return IntStream.range(from, to).boxed().collect(Collectors.toList());

@@ -16,7 +16,7 @@ import org.reactivestreams.Subscription;
  * in {@code bench/}): with a trampolined drain everything runs on this thread, so the thread's allocation
  * counter sees every byte the adapter allocates. Messages and subscriber are preallocated.
  */
-@Timeout(60)
+@Timeout(300)
 class MailboxPublisherAllocationTest {
     private static final int CAPACITY = 1024;
     private static final int WARMUP_ROUNDS = 300;

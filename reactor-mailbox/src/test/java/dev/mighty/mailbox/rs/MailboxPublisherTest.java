@@ -19,6 +19,7 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 import dev.mighty.mailbox.FrameMailbox;
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.MessageFrame;
@@ -30,9 +31,9 @@ import org.reactivestreams.Subscription;
 import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
 
-@Timeout(30)
+@Timeout(300)
 class MailboxPublisherTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     private final List<ExecutorService> executors = new ArrayList<>();
 

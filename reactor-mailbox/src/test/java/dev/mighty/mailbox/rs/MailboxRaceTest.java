@@ -10,6 +10,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.Mailboxes;
@@ -20,10 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.reactivestreams.Subscription;
 import reactor.core.publisher.Flux;
-import reactor.test.util.RaceTestUtils;
 
 /**
- * Races of request / cancel / send / close / subscribe on real threads ({@link RaceTestUtils}), many rounds
+ * Races of request / cancel / send / close / subscribe on real threads ({@link Hang#race}: reactor-test's {@code RaceTestUtils.race} with a hang limit instead of 5 s), many rounds
  * each. Each round's outcome is checked the moment both sides returned: a trampolined drain finishes inside
  * the call that started it, so a lost wake-up shows up as a missing value, not as a slow test. The default run
  * does {@link #ROUNDS} rounds per race; {@code -Pstress} runs the {@code @Tag("stress")} variant with more.
@@ -32,7 +32,7 @@ import reactor.test.util.RaceTestUtils;
 class MailboxRaceTest {
     static final int ROUNDS = 300;
     static final int STRESS_ROUNDS = 20_000;
-    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     private static ExecutorService executor;
 
@@ -67,7 +67,7 @@ class MailboxRaceTest {
             final CheckingSubscriber<Integer> subscriber = new CheckingSubscriber<>(0);
             new MailboxPublisher<>(mailbox).subscribe(subscriber);
             final int value = round;
-            RaceTestUtils.race(() -> subscriber.request(1), () -> mailbox.trySend(value));
+            Hang.race(() -> subscriber.request(1), () -> mailbox.trySend(value));
             assertThat(subscriber.values).as("round %d", round).containsExactly(value);
             assertThat(subscriber.violations).isEmpty();
         }
@@ -90,7 +90,7 @@ class MailboxRaceTest {
             final MailboxPublisher<Integer> publisher = new MailboxPublisher<>(mailbox);
             final CheckingSubscriber<Integer> first = new CheckingSubscriber<>(Long.MAX_VALUE);
             publisher.subscribe(first);
-            RaceTestUtils.race(first::cancel, () -> mailbox.trySend(1), () -> mailbox.trySend(2));
+            Hang.race(first::cancel, () -> mailbox.trySend(1), () -> mailbox.trySend(2));
             // every message was either delivered to the live subscription or is still in the mailbox
             assertThat(first.values.size() + mailbox.size()).as("round %d", round).isEqualTo(2);
             final CheckingSubscriber<Integer> next = new CheckingSubscriber<>(Long.MAX_VALUE);
@@ -112,7 +112,7 @@ class MailboxRaceTest {
             mailbox.trySend(1);
             final CheckingSubscriber<Integer> subscriber = new CheckingSubscriber<>(0);
             new MailboxPublisher<>(mailbox, 1).subscribe(subscriber);
-            RaceTestUtils.race(() -> subscriber.request(2), mailbox::close);
+            Hang.race(() -> subscriber.request(2), mailbox::close);
             assertThat(subscriber.values).as("round %d", round).containsExactly(0, 1);
             assertThat(subscriber.completed).as("round %d", round).isTrue();
             assertThat(subscriber.violations).isEmpty();
@@ -126,7 +126,7 @@ class MailboxRaceTest {
             final CheckingSubscriber<Integer> subscriber = new CheckingSubscriber<>(Long.MAX_VALUE);
             new MailboxPublisher<>(mailbox).subscribe(subscriber);
             final AtomicBoolean sent = new AtomicBoolean();
-            RaceTestUtils.race(() -> {
+            Hang.race(() -> {
                 try {
                     sent.set(mailbox.trySend(7));
                 } catch (MailboxClosedException closed) {
@@ -154,7 +154,7 @@ class MailboxRaceTest {
             final CheckingSubscriber<Integer> first = new CheckingSubscriber<>(2);
             publisher.subscribe(first);
             final CheckingSubscriber<Integer> second = new CheckingSubscriber<>(Long.MAX_VALUE);
-            RaceTestUtils.race(first::cancel, () -> publisher.subscribe(second));
+            Hang.race(first::cancel, () -> publisher.subscribe(second));
             assertThat(first.values).containsExactly(0, 1);
             if (second.error != null) {
                 // it came while the first was live: refused, and nothing of the mailbox was touched
@@ -174,7 +174,7 @@ class MailboxRaceTest {
             final Mailbox<Integer> mailbox = Mailboxes.bounded(16);
             final CheckingSubscriber<Integer> subscriber = new CheckingSubscriber<>(0);
             new MailboxPublisher<>(mailbox, 4).subscribe(subscriber);
-            RaceTestUtils.race(
+            Hang.race(
                     () -> sendAll(mailbox, 0, 50),
                     () -> sendAll(mailbox, 1_000, 50),
                     () -> {
@@ -195,7 +195,7 @@ class MailboxRaceTest {
             final MailboxPublisher<Integer> publisher = new MailboxPublisher<>(mailbox, 4, executor);
             final CheckingSubscriber<Integer> first = new CheckingSubscriber<>(Long.MAX_VALUE);
             publisher.subscribe(first);
-            RaceTestUtils.race(first::cancel, () -> mailbox.trySend(1), () -> mailbox.trySend(2));
+            Hang.race(first::cancel, () -> mailbox.trySend(1), () -> mailbox.trySend(2));
             // the next subscriber is accepted (maybe queued until the executor ran the cancelled one's last pass)
             final CheckingSubscriber<Integer> next = new CheckingSubscriber<>(Long.MAX_VALUE);
             publisher.subscribe(next);
@@ -217,7 +217,7 @@ class MailboxRaceTest {
             final Mailbox<Integer> mailbox = Mailboxes.bounded(4);
             final List<Integer> received = new ArrayList<>();
             final AtomicInteger failures = new AtomicInteger();
-            RaceTestUtils.race(
+            Hang.race(
                     // upstream: emits while it has demand, then on the consumer's thread as room frees
                     () -> Flux.range(0, fromUpstream).concatWith(Flux.never())
                             .subscribe(new MailboxSubscriber<>(mailbox, 2)),
@@ -269,7 +269,7 @@ class MailboxRaceTest {
                 }
             });
             final AtomicInteger thrown = new AtomicInteger();
-            RaceTestUtils.race(mailbox::close, () -> {
+            Hang.race(mailbox::close, () -> {
                 try {
                     for (int i = 0; i < 4; i++) {
                         subscriber.onNext(i); // §2.8: may arrive after the cancel

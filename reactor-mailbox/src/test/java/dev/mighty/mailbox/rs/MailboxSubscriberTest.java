@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.mighty.mailbox.FrameMailbox;
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.Mailboxes;
@@ -21,9 +22,9 @@ import org.reactivestreams.Subscription;
 import reactor.core.publisher.Flux;
 import reactor.test.publisher.TestPublisher;
 
-@Timeout(30)
+@Timeout(300)
 class MailboxSubscriberTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     /** A subscription that records what the subscriber asks of it. */
     static final class RecordingSubscription implements Subscription {

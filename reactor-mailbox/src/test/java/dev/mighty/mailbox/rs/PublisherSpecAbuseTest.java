@@ -8,6 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.reactor.MailboxFlux;
@@ -23,9 +24,9 @@ import org.reactivestreams.Subscription;
  * unfused {@code MailboxFlux} drains with the same loop, reached through Reactor's strict wrapper). Producers run
  * on their own threads where the rule is about concurrency.
  */
-@Timeout(30)
+@Timeout(300)
 class PublisherSpecAbuseTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     enum Face {
         PUBLISHER(mb -> new MailboxPublisher<>(mb, 16)),

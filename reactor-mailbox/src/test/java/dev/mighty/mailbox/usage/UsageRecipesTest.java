@@ -23,6 +23,7 @@ import java.util.regex.Pattern;
 
 import dev.mighty.mailbox.FrameHandler;
 import dev.mighty.mailbox.FrameMailbox;
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
@@ -42,9 +43,9 @@ import reactor.core.scheduler.Schedulers;
  * is what the document shows, character for character (minus the indentation);
  * {@link #shouldShowEveryRecipeVerbatimInTheUsageDoc()} fails when the two drift apart.
  */
-@Timeout(60)
+@Timeout(300)
 class UsageRecipesTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     // ------------------------------------------------------------------ 1. an actor-style consumer loop
 
@@ -196,7 +197,7 @@ class UsageRecipesTest {
         jdkPublisher.submit("b");
         jdkPublisher.close(); // completes the mailbox's subscriber, which closes the mailbox
         // end::flow[]
-        assertThat(completed.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(completed.await(Hang.SECONDS, TimeUnit.SECONDS)).isTrue();
         assertThat(got).containsExactly("a", "b");
     }
 
