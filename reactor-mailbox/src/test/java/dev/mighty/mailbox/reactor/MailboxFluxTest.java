@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -14,6 +15,7 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 import dev.mighty.mailbox.FrameMailbox;
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.MessageFrame;
@@ -30,11 +32,13 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
-@Timeout(60)
+@Timeout(300)
 class MailboxFluxTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     @RegisterExtension
     final SingleSchedulers schedulers = new SingleSchedulers();
@@ -237,7 +241,7 @@ class MailboxFluxTest {
                 })
                 .subscribe();
         try {
-            assertThat(seen.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(seen.await(Hang.SECONDS, TimeUnit.SECONDS)).isTrue();
             assertThat(directlyFused.get()).isTrue();
         } finally {
             d.dispose();
@@ -283,16 +287,34 @@ class MailboxFluxTest {
     @Test
     void shouldLoseThePrefetchedQueueWhenPublishOnIsNotFused() {
         // The contrast that motivates fusion: Flux.from(MailboxPublisher) hides the Fuseable source, so
-        // publishOn prefetches into its own queue and discards it on cancel.
+        // publishOn prefetches into its own queue and discards it on cancel. publishOn's worker runs on an
+        // executor this thread drives, so how far the prefetch got before take(10) cancels does not depend on
+        // the scheduler: the publisher delivers all 100 on this thread inside subscribe (publishOn requests
+        // its prefetch in onSubscribe), and only then does the worker run.
         final Mailbox<Integer> mailbox = mailboxWith(256, 100);
-        final List<Integer> first = Flux.from(new MailboxPublisher<>(mailbox))
-                .hide()
-                .publishOn(schedulers.single("consumer"))
-                .take(10, false)
-                .collectList()
-                .block(TIMEOUT);
-        assertThat(first).containsExactlyElementsOf(range(0, 10));
-        assertThat(mailbox.size()).isLessThan(90);
+        final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
+        final Scheduler worker = Schedulers.fromExecutor(tasks::add);
+        try {
+            final List<Integer> first = new ArrayList<>();
+            final AtomicReference<Throwable> error = new AtomicReference<>();
+            final CountDownLatch completed = new CountDownLatch(1);
+            Flux.from(new MailboxPublisher<>(mailbox))
+                    .hide()
+                    .publishOn(worker)
+                    .take(10, false)
+                    .subscribe(first::add, error::set, completed::countDown);
+            assertThat(mailbox.size()).as("publishOn prefetched every message into its own queue").isZero();
+            for (int i = 0; i < 1_000 && !tasks.isEmpty(); i++) {
+                tasks.poll().run();
+            }
+            assertThat(error.get()).isNull();
+            assertThat(completed.getCount()).as("take(10) completed").isZero();
+            assertThat(first).containsExactlyElementsOf(range(0, 10));
+            assertThat(mailbox.stats().received()).as("taken from the mailbox").isEqualTo(100L);
+            assertThat(mailbox.size()).as("the other 90 went with publishOn's queue").isZero();
+        } finally {
+            worker.dispose();
+        }
     }
 
     @Test
@@ -333,7 +355,7 @@ class MailboxFluxTest {
         final Disposable disposable = MailboxFlux.from(mailbox)
                 .concatMap(v -> never.asMono().doOnSubscribe(s -> innerStarted.countDown()).then(Mono.just(v)), 32)
                 .subscribe();
-        assertThat(innerStarted.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(innerStarted.await(Hang.SECONDS, TimeUnit.SECONDS)).isTrue();
         assertThat(holder(mailbox).isFused()).isTrue();
         disposable.dispose(); // from this thread, while concatMap waits for its inner: no poll will follow
         mailbox.close();
@@ -448,7 +470,7 @@ class MailboxFluxTest {
                         }
                     }
                 });
-        assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(done.await(Hang.SECONDS, TimeUnit.SECONDS)).isTrue();
         assertThat(second.error.get()).isNull(); // accepted, not refused
         assertThat(second.fusionMode).isEqualTo(Fuseable.ASYNC);
         assertThat(second.awaitValues(7, 10_000)).isTrue();
@@ -500,13 +522,13 @@ class MailboxFluxTest {
         final FusedProbe<Integer> probe = new FusedProbe<>(0);
         MailboxFlux.from(mailbox, 256).subscribe(probe);
         probe.request(2); // takes 0, 1 and stops: the producer must be woken now, not after 256 polls
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        final long deadline = System.nanoTime() + Hang.TIMEOUT.toNanos();
         while (mailbox.stats().admitted() < 6 && System.nanoTime() < deadline) {
             Thread.sleep(1);
         }
         assertThat(mailbox.stats().admitted()).isEqualTo(6L); // 4, 5 went into the two freed slots
         probe.request(6);
-        producer.join(TimeUnit.SECONDS.toMillis(10));
+        producer.join(Hang.TIMEOUT.toMillis());
         assertThat(producer.isAlive()).isFalse();
         assertThat(probe.awaitValues(8, 10_000)).isTrue();
         assertThat(probe.values).containsExactlyElementsOf(range(0, 8));
@@ -554,7 +576,7 @@ class MailboxFluxTest {
             assertThat(t.isAlive()).as(t.getName() + " finished").isFalse();
         }
         mailbox.close();
-        assertThat(completed.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(completed.await(Hang.SECONDS, TimeUnit.SECONDS)).isTrue();
         assertThat(errors).isEmpty();
         assertThat(count[0]).isEqualTo((long) producers * perProducer);
         for (int p = 0; p < producers; p++) {

@@ -102,7 +102,9 @@ class BoundedMemoryTest {
         final AtomicLong samples = new AtomicLong();
         final AtomicLong overCapacity = new AtomicLong();
         final Thread sampler = new Thread(() -> {
-            while (!done.get()) {
+            boolean last = false;
+            while (!last) {
+                last = done.get(); // one sample after the parties are done, however late this thread ran
                 final int size = mailbox.size();
                 final MailboxStats stats = mailbox.stats();
                 if (size > CAPACITY || stats.size() > CAPACITY || stats.size() + stats.reserved() > CAPACITY

@@ -15,10 +15,12 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 import dev.mighty.mailbox.FrameMailbox;
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.MessageFrame;
+import dev.mighty.mailbox.StressSeed;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -29,7 +31,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * receive takes nothing it does not hand over, and the mailbox stays consistent and usable.
  */
 class InterruptFaultTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     @ParameterizedTest
     @EnumSource(Endpoint.Variant.class)
@@ -107,7 +109,7 @@ class InterruptFaultTest {
     @ParameterizedTest
     @EnumSource(Endpoint.Variant.class)
     void shouldDeliverEveryCompletedSendExactlyOnceWhenInterruptsHitRandomPointsForLong(Endpoint.Variant variant) {
-        interruptStorm(variant, 500_000, System.nanoTime());
+        interruptStorm(variant, 500_000, StressSeed.of("interruptStorm " + variant));
     }
 
     @Test
@@ -134,7 +136,7 @@ class InterruptFaultTest {
      * duplicate; a receive that took a message and threw would show as a gap.
      */
     private static void interruptStorm(Endpoint.Variant variant, int perProducer, long seed) {
-        assertTimeoutPreemptively(Duration.ofMinutes(perProducer > 100_000 ? 20 : 1), () -> {
+        assertTimeoutPreemptively(Duration.ofMinutes(perProducer > 100_000 ? 20 : 2), () -> {
             final int producers = variant.producers(2);
             final Endpoint endpoint = variant.create(4);
             final Mailbox<?> mailbox = endpoint.mailbox();
@@ -144,6 +146,9 @@ class InterruptFaultTest {
             for (int p = 0; p < producers; p++) {
                 final int producer = p;
                 parties.add(new Thread(() -> {
+                    // Entered with the flag set, the first blocking send throws at once (the contract): one hit
+                    // per producer whatever the scheduler does; the interrupter's hits come on top.
+                    Thread.currentThread().interrupt();
                     try {
                         for (long seq = 0; seq < perProducer; ) {
                             try {
@@ -194,7 +199,7 @@ class InterruptFaultTest {
             final long[] sent = new long[producers];
             java.util.Arrays.fill(sent, perProducer);
             checker.assertExactlyOnceInOrder(sent);
-            assertThat(interrupted.get()).as("interrupts that hit a send or receive").isPositive();
+            assertThat(interrupted.get()).as("interrupts that hit a send or receive").isGreaterThanOrEqualTo(producers);
             final MailboxStats stats = mailbox.stats();
             assertThat(stats.admitted()).as("admitted == completed sends").isEqualTo(total);
             assertThat(stats.received()).isEqualTo(total);
