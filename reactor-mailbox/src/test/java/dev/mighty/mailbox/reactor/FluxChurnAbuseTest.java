@@ -9,8 +9,10 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.StressSeed;
 import dev.mighty.mailbox.rs.MailboxPublisher;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -30,7 +32,7 @@ import reactor.core.scheduler.Schedulers;
  */
 @Timeout(120)
 class FluxChurnAbuseTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
     private static final int PRODUCERS = 3;
 
     @Test
@@ -42,7 +44,7 @@ class FluxChurnAbuseTest {
     @Tag("stress")
     @Test
     void shouldDeliverEveryMessageOnceInOrderWhenSubscriptionsChurnForLong() throws Exception {
-        churn(200_000, System.nanoTime());
+        churn(200_000, StressSeed.of("FluxChurnAbuseTest.churn"));
     }
 
     private void churn(int perProducer, long seed) throws Exception {

@@ -17,10 +17,12 @@ import java.util.function.Consumer;
 
 import dev.mighty.mailbox.FrameHandler;
 import dev.mighty.mailbox.FrameMailbox;
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.StressSeed;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -33,7 +35,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * with {@code MailboxClosedException}.
  */
 class CloseDuringBatchTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration TIMEOUT = Hang.TIMEOUT;
 
     @ParameterizedTest(name = "blocking={0}")
     @CsvSource({"false", "true"})
@@ -129,7 +131,7 @@ class CloseDuringBatchTest {
     @CsvSource({"MPSC,false", "MPSC,true", "SPSC,true", "FRAMES,false", "FRAMES,true"})
     void shouldDeliverOrRejectEverySendWhenCloseRacesSendersAndTheConsumerForLong(Endpoint.Variant variant,
             boolean exceptional) {
-        closeRace(variant, exceptional, 20_000, System.nanoTime());
+        closeRace(variant, exceptional, 20_000, StressSeed.of("closeRace " + variant + " " + exceptional));
     }
 
     @Test

@@ -7,6 +7,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
 
 import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.StressSeed;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import dev.mighty.mailbox.reliability.RaceRound.Event;
 import org.junit.jupiter.api.AfterAll;
@@ -76,7 +77,8 @@ class FluxRaceMatrixTest {
     @ParameterizedTest(name = "{0}: {1} vs {2}")
     @MethodSource("pairs")
     void shouldKeepEveryInvariantWhenTwoSignalsRaceForLong(FluxFace face, Event a, Event b) {
-        PublisherRaceMatrixTest.rounds(face, a, b, PublisherRaceMatrixTest.STRESS_ROUNDS, System.nanoTime());
+        PublisherRaceMatrixTest.rounds(face, a, b, PublisherRaceMatrixTest.STRESS_ROUNDS,
+                StressSeed.of("flux " + face + " " + a + " " + b));
     }
 
     /**

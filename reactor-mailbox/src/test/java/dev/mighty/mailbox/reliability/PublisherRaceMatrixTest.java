@@ -7,6 +7,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.mighty.mailbox.StressSeed;
 import dev.mighty.mailbox.reliability.RaceRound.Event;
 import dev.mighty.mailbox.rs.MailboxPublisher;
 import org.junit.jupiter.api.Tag;
@@ -72,7 +73,7 @@ class PublisherRaceMatrixTest {
     @ParameterizedTest(name = "{0}: {1} vs {2}")
     @MethodSource("pairs")
     void shouldKeepEveryInvariantWhenTwoSignalsRaceForLong(PublisherFace face, Event a, Event b) {
-        rounds(face.face, a, b, STRESS_ROUNDS, System.nanoTime());
+        rounds(face.face, a, b, STRESS_ROUNDS, StressSeed.of("publisher " + face + " " + a + " " + b));
     }
 
     static void rounds(RaceRound.Face face, Event a, Event b, int rounds, long seed) {

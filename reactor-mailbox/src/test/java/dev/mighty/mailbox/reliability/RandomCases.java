@@ -12,10 +12,12 @@ import java.util.function.Function;
  * its operation list (drop halves, then quarters, ... then single operations, keeping each cut that still
  * fails) and reports the seed and the minimal failing list.
  *
- * <p>The base seed is fixed so a build is repeatable; {@code -Dmailbox.model.seed=N} explores other cases.
+ * <p>The base seed is fixed so a build is repeatable; {@code -Dmailbox.model.seed=N} (or CI's
+ * {@code -Dmailbox.stress.seed=N}) explores other cases.
  */
 final class RandomCases {
-    static final long BASE_SEED = Long.getLong("mailbox.model.seed", 0x6d61696c626f78L);
+    static final long BASE_SEED = Long.getLong("mailbox.model.seed",
+            Long.getLong("mailbox.stress.seed", 0x6d61696c626f78L));
 
     private RandomCases() {
     }
