@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.mighty.mailbox.SpecProbes;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Fuseable;
@@ -15,8 +16,9 @@ import reactor.core.Fuseable;
 /**
  * A minimal ASYNC-fused consumer, shaped like Reactor's {@code publishOn} drain without the scheduler: it asks
  * for {@code ASYNC} fusion, treats {@code onNext(null)} as "poll now", and polls while it has demand, under a
- * WIP counter. Records what it got and flags overlapping drains, polls beyond demand and values after a
- * terminal signal.
+ * WIP counter. Records what it got and flags overlapping drains, signals overlapping on two threads (§1.3), a
+ * second onSubscribe, and signals after a terminal one and a second terminal signal (§1.7). Registers with
+ * {@link SpecProbes} when built: a test that builds one fails if it saw a violation.
  */
 final class FusedProbe<T> implements CoreSubscriber<T> {
     final List<T> values = new CopyOnWriteArrayList<>();
@@ -27,6 +29,8 @@ final class FusedProbe<T> implements CoreSubscriber<T> {
     final AtomicLong requested = new AtomicLong();
     final AtomicInteger wip = new AtomicInteger();
     final AtomicInteger inDrain = new AtomicInteger();
+    /** The thread inside a signal method now, or null. */
+    private final AtomicReference<Thread> signalling = new AtomicReference<>();
     final int requestedMode;
 
     volatile Subscription subscription;
@@ -45,62 +49,111 @@ final class FusedProbe<T> implements CoreSubscriber<T> {
     FusedProbe(long initialRequest, int requestedMode) {
         this.requested.set(initialRequest);
         this.requestedMode = requestedMode;
+        SpecProbes.register(this, null, violations, List.of());
     }
 
     @Override
     @SuppressWarnings("unchecked")
     public void onSubscribe(Subscription s) {
-        subscription = s;
-        if (s instanceof Fuseable.QueueSubscription) {
-            final Fuseable.QueueSubscription<T> qs = (Fuseable.QueueSubscription<T>) s;
-            fusionMode = qs.requestFusion(requestedMode);
-            if (fusionMode == Fuseable.ASYNC) {
-                queue = qs;
+        final boolean entered = enter("onSubscribe");
+        try {
+            if (subscription != null) {
+                violations.add("second onSubscribe");
             }
-        }
-        final long initial = requested.get();
-        if (initial > 0) {
-            s.request(initial);
+            subscription = s;
+            if (s instanceof Fuseable.QueueSubscription) {
+                final Fuseable.QueueSubscription<T> qs = (Fuseable.QueueSubscription<T>) s;
+                fusionMode = qs.requestFusion(requestedMode);
+                if (fusionMode == Fuseable.ASYNC) {
+                    queue = qs;
+                }
+            }
+            final long initial = requested.get();
+            if (initial > 0) {
+                s.request(initial);
+            }
+        } finally {
+            exit(entered);
         }
     }
 
     @Override
     public void onNext(T t) {
-        if (queue != null) {
-            if (t != null) {
-                violations.add("non-null onNext in ASYNC mode: " + t);
+        final boolean entered = enter("onNext");
+        try {
+            if (done) {
+                violations.add("onNext after terminal: " + t);
             }
-            signals.incrementAndGet();
-            if (!deferDrain) {
-                drain();
+            if (queue != null) {
+                if (t != null) {
+                    violations.add("non-null onNext in ASYNC mode: " + t);
+                }
+                signals.incrementAndGet();
+                if (!deferDrain) {
+                    drain();
+                }
+                return;
             }
-            return;
+            values.add(t);
+        } finally {
+            exit(entered);
         }
-        if (done) {
-            violations.add("onNext after terminal: " + t);
-        }
-        values.add(t);
     }
 
     @Override
     public void onError(Throwable t) {
-        error.set(t);
+        final boolean entered = enter("onError");
+        try {
+            error.set(t);
+            terminal();
+        } finally {
+            exit(entered);
+        }
+    }
+
+    @Override
+    public void onComplete() {
+        final boolean entered = enter("onComplete");
+        try {
+            terminal();
+        } finally {
+            exit(entered);
+        }
+    }
+
+    private void terminal() {
         done = true;
-        terminalCount.incrementAndGet();
+        if (terminalCount.incrementAndGet() != 1) {
+            violations.add("second terminal signal");
+        }
         if (queue != null) {
             drain();
         }
         terminated.countDown();
     }
 
-    @Override
-    public void onComplete() {
-        done = true;
-        terminalCount.incrementAndGet();
-        if (queue != null) {
-            drain();
+    /**
+     * Flags a signal that overlaps one running on another thread (§1.3). A signal re-entered on the same thread
+     * (onNext from inside the request that onSubscribe makes) is serial, not a violation.
+     *
+     * @return whether this call took ownership and must release it in {@link #exit}
+     */
+    private boolean enter(String signal) {
+        final Thread me = Thread.currentThread();
+        if (signalling.get() == me) {
+            return false;
         }
-        terminated.countDown();
+        if (!signalling.compareAndSet(null, me)) {
+            violations.add("§1.3 " + signal + " on " + me.getName() + " overlapping a signal on " + signalling.get());
+            return false;
+        }
+        return true;
+    }
+
+    private void exit(boolean entered) {
+        if (entered) {
+            signalling.set(null);
+        }
     }
 
     /** Adds demand and drains, as an operator does when its downstream requests. */

@@ -15,9 +15,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
+import dev.mighty.mailbox.SpecProbes;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.Disposable;
 import reactor.core.Fuseable;
 import reactor.core.publisher.Hooks;
@@ -33,6 +35,7 @@ import reactor.core.scheduler.Schedulers;
  * failed to hand the mailbox on times out in {@code block} instead of hanging.
  */
 @Timeout(120)
+@ExtendWith(SpecProbes.class)
 class MailboxFluxRaceTest {
     private static final Duration TIMEOUT = Hang.TIMEOUT;
     /** Rounds in the default run (2 cores, seconds); the stress-tagged twins run {@link #STRESS_ROUNDS}. */

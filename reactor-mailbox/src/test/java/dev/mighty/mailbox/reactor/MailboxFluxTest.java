@@ -19,9 +19,11 @@ import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.MessageFrame;
+import dev.mighty.mailbox.SpecProbes;
 import dev.mighty.mailbox.internal.MailboxRing;
 import dev.mighty.mailbox.rs.MailboxPublisher;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import reactor.core.Disposable;
@@ -37,6 +39,7 @@ import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 @Timeout(300)
+@ExtendWith(SpecProbes.class)
 class MailboxFluxTest {
     private static final Duration TIMEOUT = Hang.TIMEOUT;
 

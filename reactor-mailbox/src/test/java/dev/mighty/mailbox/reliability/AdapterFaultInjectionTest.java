@@ -17,10 +17,12 @@ import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.SpecProbes;
 import dev.mighty.mailbox.internal.MailboxRing;
 import dev.mighty.mailbox.rs.MailboxSubscriber;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.reactivestreams.Publisher;
@@ -34,6 +36,7 @@ import reactor.test.publisher.TestPublisher;
  * documented error or a clean stop, and the mailbox stays consistent: its counters agree, nothing is reserved
  * that nobody holds, and what it holds can be received.
  */
+@ExtendWith(SpecProbes.class)
 class AdapterFaultInjectionTest {
     private static final Duration TIMEOUT = Hang.TIMEOUT;
 

@@ -19,12 +19,14 @@ import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.MessageFrame;
+import dev.mighty.mailbox.SpecProbes;
 import dev.mighty.mailbox.internal.MailboxRing;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import dev.mighty.mailbox.rs.MailboxProcessor;
 import dev.mighty.mailbox.rs.MailboxPublisher;
 import dev.mighty.mailbox.rs.MailboxSubscriber;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.reactivestreams.Publisher;
@@ -41,6 +43,7 @@ import reactor.test.publisher.TestPublisher;
  * key=value message) and the mailbox checked unchanged or consistent afterwards. Rows proven elsewhere name
  * their test in the document.
  */
+@ExtendWith(SpecProbes.class)
 class BadInputCatalogueTest {
     private static final Duration TIMEOUT = Hang.TIMEOUT;
     private static final String MAX = String.valueOf(Mailboxes.MAX_CAPACITY);

@@ -7,12 +7,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
 
 import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.SpecProbes;
 import dev.mighty.mailbox.StressSeed;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import dev.mighty.mailbox.reliability.RaceRound.Event;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -27,6 +29,7 @@ import reactor.core.scheduler.Schedulers;
  * Reactor's own {@code publishOn}, which may drop the one message it polled when a cancel from another thread
  * races that poll (documented on {@code MailboxFlux}; the round allows exactly that, and nothing else).
  */
+@ExtendWith(SpecProbes.class)
 class FluxRaceMatrixTest {
     private static final Scheduler WORKER = Schedulers.newSingle("publishOn-worker", true);
     /** Errors Reactor dropped other than the expected one (see {@link #expectOnlyRejectedSchedules()}). */

@@ -7,10 +7,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.mighty.mailbox.SpecProbes;
 import dev.mighty.mailbox.StressSeed;
 import dev.mighty.mailbox.reliability.RaceRound.Event;
 import dev.mighty.mailbox.rs.MailboxPublisher;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -21,6 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * checked by {@link RaceRound}. 21 pairs x 2 faces x {@value #ROUNDS} rounds in the default run; the
  * {@code stress} form runs {@value #STRESS_ROUNDS} rounds per case.
  */
+@ExtendWith(SpecProbes.class)
 class PublisherRaceMatrixTest {
     static final int ROUNDS = 150;
     static final int STRESS_ROUNDS = 5_000;

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 
+import dev.mighty.mailbox.SpecProbes;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Fuseable;
@@ -28,6 +29,8 @@ import reactor.core.Fuseable;
  *     <li>§1.9: a signal before {@code onSubscribe}, or a second {@code onSubscribe}.</li>
  * </ul>
  * Implements {@link CoreSubscriber} so Reactor does not wrap it in its own strict subscriber. Thread-safe.
+ * Registers with {@link SpecProbes} when built: a test that builds one fails if it saw a violation or if an
+ * assertion inside its hook failed.
  *
  * <p>Built {@code fused}, it asks the source for {@link Fuseable#ASYNC} fusion and, if granted, acts as its own
  * fused operator: on {@code onNext(null)} ("poll now") and on {@code request} it polls, at most its demand,
@@ -49,6 +52,8 @@ final class StressSubscriber<T> implements CoreSubscriber<T> {
 
     final Queue<T> values = new ConcurrentLinkedQueue<>();
     final List<String> violations = new CopyOnWriteArrayList<>();
+    /** Assertion errors thrown by {@link #onNextHook}: the publisher catches them (§2.13), the test must not. */
+    final Queue<AssertionError> hookFailures = new ConcurrentLinkedQueue<>();
     private final String name;
     private final Lane lane;
     private final long initialRequest;
@@ -74,6 +79,7 @@ final class StressSubscriber<T> implements CoreSubscriber<T> {
         this.lane = lane;
         this.initialRequest = initialRequest;
         this.fused = fused;
+        SpecProbes.register(this, name, violations, hookFailures);
     }
 
     StressSubscriber(String name, Lane lane, long initialRequest) {
@@ -176,7 +182,12 @@ final class StressSubscriber<T> implements CoreSubscriber<T> {
             }
             final BiConsumer<StressSubscriber<T>, T> hook = onNextHook;
             if (hook != null) {
-                hook.accept(this, t);
+                try {
+                    hook.accept(this, t);
+                } catch (AssertionError e) {
+                    hookFailures.add(e);
+                    throw e;
+                }
             }
         } finally {
             if (lane != null) {

@@ -11,18 +11,22 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 
+import dev.mighty.mailbox.SpecProbes;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /**
  * A test subscriber in the spirit of reactor's {@code StressSubscriber}: records what it gets and flags
  * spec violations it can see (overlapping signals §1.3, onNext beyond demand §1.1, signals after a terminal
- * §1.7, a second onSubscribe), instead of trusting the publisher. Thread-safe.
+ * §1.7, a second onSubscribe), instead of trusting the publisher. Thread-safe. Registers with {@link SpecProbes}
+ * when built: a test that builds one fails if it saw a violation or if an assertion inside its hook failed.
  */
 final class CheckingSubscriber<T> implements Subscriber<T> {
     final Queue<T> values = new ConcurrentLinkedQueue<>();
     final Queue<Thread> onNextThreads = new ConcurrentLinkedQueue<>();
     final List<String> violations = new CopyOnWriteArrayList<>();
+    /** Assertion errors thrown by {@link #onNextHook}: the publisher catches them (§2.13), the test must not. */
+    final Queue<AssertionError> hookFailures = new ConcurrentLinkedQueue<>();
     final CountDownLatch subscribed = new CountDownLatch(1);
     final CountDownLatch terminated = new CountDownLatch(1);
     final AtomicInteger onNextCount = new AtomicInteger();
@@ -39,6 +43,7 @@ final class CheckingSubscriber<T> implements Subscriber<T> {
 
     CheckingSubscriber(long initialRequest) {
         this.initialRequest = initialRequest;
+        SpecProbes.register(this, null, violations, hookFailures);
     }
 
     @Override
@@ -73,7 +78,12 @@ final class CheckingSubscriber<T> implements Subscriber<T> {
             onNextCount.incrementAndGet();
             final BiConsumer<CheckingSubscriber<T>, T> hook = onNextHook;
             if (hook != null) {
-                hook.accept(this, t);
+                try {
+                    hook.accept(this, t);
+                } catch (AssertionError e) {
+                    hookFailures.add(e);
+                    throw e;
+                }
             }
         } finally {
             exit();

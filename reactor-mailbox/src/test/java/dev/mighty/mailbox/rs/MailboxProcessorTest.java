@@ -10,14 +10,17 @@ import java.util.stream.IntStream;
 import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.SpecProbes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.TestPublisher;
 
 @Timeout(300)
+@ExtendWith(SpecProbes.class)
 class MailboxProcessorTest {
     private static final Duration TIMEOUT = Hang.TIMEOUT;
 

@@ -23,15 +23,18 @@ import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.MessageFrame;
+import dev.mighty.mailbox.SpecProbes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
 
 @Timeout(300)
+@ExtendWith(SpecProbes.class)
 class MailboxPublisherTest {
     private static final Duration TIMEOUT = Hang.TIMEOUT;
 
@@ -344,6 +347,8 @@ class MailboxPublisherTest {
         final MailboxPublisher<Integer> publisher = new MailboxPublisher<>(mailbox);
         final CheckingSubscriber<Integer> second = new CheckingSubscriber<>(Long.MAX_VALUE);
         final CheckingSubscriber<Integer> first = new CheckingSubscriber<>(Long.MAX_VALUE);
+        // observed inside the first's onNext, asserted here: the publisher catches what onNext throws
+        final AtomicReference<Boolean> secondSubscribedDuringFirst = new AtomicReference<>();
         final AtomicReference<Integer> secondGotDuringFirst = new AtomicReference<>();
         first.onNextHook = (s, v) -> {
             if (v == 2) {
@@ -353,7 +358,7 @@ class MailboxPublisherTest {
                 thread.start();
                 try {
                     thread.join(TIMEOUT.toMillis());
-                    assertThat(second.subscribed.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                    secondSubscribedDuringFirst.set(second.subscribed.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
                 } catch (InterruptedException e) {
                     throw new AssertionError(e);
                 }
@@ -362,6 +367,7 @@ class MailboxPublisherTest {
         };
         publisher.subscribe(first);
         assertThat(first.values).containsExactly(0, 1, 2);
+        assertThat(secondSubscribedDuringFirst.get()).as("the second subscribed during the first's onNext").isTrue();
         assertThat(secondGotDuringFirst.get()).isZero(); // queued: nobody polls while the first delivers
         assertThat(second.awaitValues(7, TIMEOUT)).isTrue();
         assertThat(second.error).isNull();
@@ -376,15 +382,18 @@ class MailboxPublisherTest {
         final MailboxPublisher<Integer> publisher = new MailboxPublisher<>(mailbox);
         final CheckingSubscriber<Integer> second = new CheckingSubscriber<>(Long.MAX_VALUE);
         final CheckingSubscriber<Integer> first = new CheckingSubscriber<>(Long.MAX_VALUE);
+        // observed inside the first's onNext, asserted here: the publisher catches what onNext throws
+        final AtomicReference<Integer> secondGotInsideFirst = new AtomicReference<>();
         first.onNextHook = (s, v) -> {
             if (v == 0) {
                 s.cancel();
                 publisher.subscribe(second);
-                assertThat(second.onNextCount.get()).isZero();
+                secondGotInsideFirst.set(second.onNextCount.get());
             }
         };
         publisher.subscribe(first);
         assertThat(first.values).containsExactly(0);
+        assertThat(secondGotInsideFirst.get()).as("delivered to the second inside the first's onNext").isZero();
         assertThat(second.values).containsExactly(1, 2, 3, 4, 5);
         assertThat(second.error).isNull();
     }

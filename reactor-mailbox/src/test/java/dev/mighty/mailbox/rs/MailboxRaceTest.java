@@ -14,11 +14,13 @@ import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.SpecProbes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.reactivestreams.Subscription;
 import reactor.core.publisher.Flux;
 
@@ -29,6 +31,7 @@ import reactor.core.publisher.Flux;
  * does {@link #ROUNDS} rounds per race; {@code -Pstress} runs the {@code @Tag("stress")} variant with more.
  */
 @Timeout(120)
+@ExtendWith(SpecProbes.class)
 class MailboxRaceTest {
     static final int ROUNDS = 300;
     static final int STRESS_ROUNDS = 20_000;

@@ -11,8 +11,10 @@ import java.util.function.Function;
 import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.SpecProbes;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.reactivestreams.Publisher;
@@ -25,6 +27,7 @@ import org.reactivestreams.Subscription;
  * on their own threads where the rule is about concurrency.
  */
 @Timeout(300)
+@ExtendWith(SpecProbes.class)
 class PublisherSpecAbuseTest {
     private static final Duration TIMEOUT = Hang.TIMEOUT;
 

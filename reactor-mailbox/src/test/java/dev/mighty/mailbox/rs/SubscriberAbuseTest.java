@@ -14,10 +14,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.SpecProbes;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -28,6 +30,7 @@ import reactor.core.scheduler.Schedulers;
  * consumer on one thread (re-entrance), and a processor whose downstream fails or leaves mid-stream.
  */
 @Timeout(300)
+@ExtendWith(SpecProbes.class)
 class SubscriberAbuseTest {
     private static final Duration TIMEOUT = Hang.TIMEOUT;
 
