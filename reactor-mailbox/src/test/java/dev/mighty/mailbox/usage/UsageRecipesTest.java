@@ -12,11 +12,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Flow;
 import java.util.concurrent.SubmissionPublisher;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -161,7 +160,7 @@ class UsageRecipesTest {
     @Test
     void shouldBridgeToAndFromJdkFlow() throws Exception {
         final List<String> got = new CopyOnWriteArrayList<>();
-        final CountDownLatch completed = new CountDownLatch(1);
+        final CompletableFuture<Void> done = new CompletableFuture<>();
         // tag::flow[]
         Mailbox<String> mailbox = Mailboxes.bounded(64);
 
@@ -184,12 +183,12 @@ class UsageRecipesTest {
 
             @Override
             public void onError(Throwable throwable) {
-                completed.countDown();
+                done.completeExceptionally(throwable);
             }
 
             @Override
             public void onComplete() {
-                completed.countDown();
+                done.complete(null);
             }
         });
 
@@ -197,7 +196,7 @@ class UsageRecipesTest {
         jdkPublisher.submit("b");
         jdkPublisher.close(); // completes the mailbox's subscriber, which closes the mailbox
         // end::flow[]
-        assertThat(completed.await(Hang.SECONDS, TimeUnit.SECONDS)).isTrue();
+        assertThat(done).as("ended with onComplete, not onError").succeedsWithin(TIMEOUT);
         assertThat(got).containsExactly("a", "b");
     }
 
