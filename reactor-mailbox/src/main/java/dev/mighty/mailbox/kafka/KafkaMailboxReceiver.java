@@ -210,6 +210,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     }
 
     /**
+     * @param <K> the key type
+     * @param <V> the value type
      * @param consumerConfig the {@code KafkaConsumer} configuration: {@code bootstrap.servers}, {@code group.id}
      *        and the key and value deserializers (classes or class names). {@code enable.auto.commit} is set to
      *        {@code false} by the receiver.

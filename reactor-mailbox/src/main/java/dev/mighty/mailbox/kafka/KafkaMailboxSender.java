@@ -106,6 +106,8 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
     }
 
     /**
+     * @param <K> the key type
+     * @param <V> the value type
      * @param producerConfig the {@code KafkaProducer} configuration: {@code bootstrap.servers} and the key and
      *        value serializers (classes or class names)
      * @return a builder
