@@ -169,6 +169,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private volatile boolean halted;
     /** Written by the poll thread only. */
     private volatile boolean paused;
+    /** Set by the poll thread when it registers with {@code awaitRoom}, cleared by the wake-up (any thread). */
+    private volatile boolean roomWaiting;
 
     // ---- poll thread only
     private final Map<TopicPartition, PartitionAcks> ledgers = new HashMap<>();
@@ -206,7 +208,10 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         this.pollThread = new Thread(this::run, "kafka-mailbox-receiver-" + String.join(",", topics));
         this.pollThread.setDaemon(true);
         final Thread thread = this.pollThread;
-        this.roomWakeup = () -> LockSupport.unpark(thread);
+        this.roomWakeup = () -> {
+            roomWaiting = false;
+            LockSupport.unpark(thread);
+        };
     }
 
     /**
@@ -351,7 +356,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                             pauseAll();
                         }
                         poll(PAUSED_POLL); // liveness: paused partitions return nothing
-                    } else if (ring.awaitRoom(roomWakeup)) {
+                    } else if (awaitingRoom()) {
                         LockSupport.parkNanos(this, pollTimeout.toNanos() - sinceLastPoll);
                     }
                 }
@@ -364,6 +369,21 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             failure = t;
         }
         finish(failure);
+    }
+
+    /**
+     * Registers for a wake-up when the consumer frees room, once per wake-up: a registration that is still pending
+     * (the poll thread woke for liveness, not for room) is not pushed again, so a stalled consumer does not grow
+     * the mailbox's waiter stack.
+     *
+     * @return false if there is room now (do not park)
+     */
+    private boolean awaitingRoom() {
+        if (roomWaiting) {
+            return true; // registered, not yet woken
+        }
+        roomWaiting = true; // before the push: a wake-up that follows it clears the flag
+        return ring.awaitRoom(roomWakeup);
     }
 
     /** @return whether the poll thread holds room for a whole poll, reserving more if needed */

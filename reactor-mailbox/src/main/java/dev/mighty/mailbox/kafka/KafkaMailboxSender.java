@@ -148,9 +148,11 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
     }
 
     /**
-     * Flushes (every record handed to the producer is sent and its result published, unless the timeout passes
-     * first), then closes the producer; sends after that fail with the producer's exception, as results.
-     * Idempotent; any thread.
+     * Flushes (every record handed to the producer is sent and its result published), then closes the producer;
+     * sends after that fail with the producer's exception, as results. The sender's own result thread (if no
+     * executor was given) finishes the deliveries already handed to it and stops: a subscription that still has
+     * results to deliver after that ends with {@code onError(RejectedExecutionException)}, so close the sender
+     * after its result streams have completed. Idempotent; any thread.
      *
      * @param timeout bounds the close after the flush ({@code KafkaProducer.close(timeout)}), {@code >= 0}
      */

@@ -12,10 +12,12 @@ import java.util.Map;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** Argument checks and the life cycle before {@code start()}: no broker needed (nothing connects). */
+@Tag("kafka")
 @Timeout(30)
 class KafkaMailboxReceiverBuilderTest {
 

@@ -36,6 +36,7 @@ import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -50,6 +51,7 @@ import reactor.core.scheduler.Schedulers;
  * that was not acknowledged, order per partition within an assignment, commits equal to the log end once all is
  * acknowledged.
  */
+@Tag("kafka")
 @Timeout(120)
 @ExtendWith(SharedKafka.class)
 class KafkaMailboxReceiverTest {

@@ -25,6 +25,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -32,6 +33,7 @@ import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
 
 /** {@link KafkaMailboxSender} against a real (in-process KRaft) broker, shared by the Kafka tests. */
+@Tag("kafka")
 @Timeout(120)
 @ExtendWith(SharedKafka.class)
 class KafkaMailboxSenderTest {

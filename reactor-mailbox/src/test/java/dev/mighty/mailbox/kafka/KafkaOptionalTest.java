@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.mighty.mailbox.Mailbox;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.reactivestreams.Publisher;
@@ -21,6 +22,7 @@ import org.reactivestreams.Publisher;
  * loader (so nothing of the test class path leaks in), and that refuses {@code org.apache.kafka.*} outright and
  * records every attempt.
  */
+@Tag("kafka")
 @Timeout(30)
 class KafkaOptionalTest {
 

@@ -26,6 +26,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -38,6 +39,7 @@ import reactor.core.scheduler.Schedulers;
  * {@code // tag::name[]} and {@code // end::name[]} is what the document shows, character for character (minus the
  * indentation); {@link #shouldShowEveryRecipeVerbatimInTheKafkaDoc()} fails when the two drift apart.
  */
+@Tag("kafka")
 @Timeout(120)
 @ExtendWith(SharedKafka.class)
 class KafkaRecipesTest {

@@ -12,10 +12,12 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** The acknowledgement ledger on its own: what may be committed, whatever the order of acknowledgements. */
+@Tag("kafka")
 @Timeout(30)
 class PartitionAcksTest {
     private static final TopicPartition TP = new TopicPartition("t", 0);
