@@ -1,0 +1,860 @@
+package dev.mighty.mailbox.kafka;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+
+import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.internal.MailboxRing;
+import dev.mighty.mailbox.internal.Wakeable;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.CommitFailedException;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.RecordDeserializationException;
+import org.apache.kafka.common.errors.RetriableException;
+import org.apache.kafka.common.errors.WakeupException;
+
+/**
+ * A Kafka consumer group member that delivers its records into a bounded {@link Mailbox}, so that any face of
+ * the mailbox ({@code recvMany}, {@code MailboxPublisher}, {@code MailboxFlux}) consumes them with the mailbox
+ * as the backpressure boundary; at-least-once, with per-record acknowledgements.
+ * <pre>{@code
+ * KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver.<String, String>builder(consumerConfig)
+ *         .topics(List.of("orders"))
+ *         .build();
+ * MailboxFlux.from(receiver.mailbox())
+ *         .publishOn(Schedulers.boundedElastic())        // subscriber code off the poll thread
+ *         .subscribe(r -> { process(r.record()); r.acknowledge(); });
+ * receiver.start();
+ * ...
+ * receiver.close(Duration.ofSeconds(10));                 // the Flux completes once the mailbox is drained
+ * }</pre>
+ *
+ * <h2>Backpressure and the memory bound</h2>
+ * One thread (the <em>poll thread</em>, started by {@link #start()}) owns the {@code KafkaConsumer}. It polls
+ * only while it holds mailbox reservations for a whole poll ({@code max.poll.records} slots, reserved before
+ * polling), so a poll's records always fit and the thread never waits on a full mailbox. Without that room it
+ * {@linkplain #paused() pauses} every assigned partition, waits for the consumer to free room, and keeps calling
+ * {@code poll} (which returns nothing for paused partitions) every {@code pollTimeout} for group liveness; it
+ * resumes the partitions once a poll's worth of room is back. So {@code max.poll.interval.ms} is never exceeded
+ * because the consumer is slow.
+ * <p>Unless the configuration sets {@code max.poll.records}, the receiver sets it to
+ * {@code min(500, capacity)}. The records held by the receiver (in the mailbox, or polled and waiting for room)
+ * are then at most {@code capacity}; if the configuration sets {@code max.poll.records} above the capacity, the
+ * receiver polls only when the mailbox is empty and holds the overshoot until room comes, so at most
+ * {@code max(capacity, max.poll.records)}. (The consumer's own fetch buffers are bounded by its
+ * {@code fetch.max.bytes} and {@code max.partition.fetch.bytes}.) Beyond that, the receiver keeps 9 bytes per
+ * record that was delivered and is not yet committed-past (its offset and acknowledgement flag, in chunks of
+ * 256), and nothing of the record itself.
+ *
+ * <h2>Acknowledgements and commits (at-least-once)</h2>
+ * Every record comes as a {@link ReceivedRecord}; {@link ReceivedRecord#acknowledge()} may be called from any
+ * thread, in any order. The offset committed for a partition is that of its oldest delivered record not yet
+ * acknowledged, or one past the last delivered record when all are acknowledged: nothing unacknowledged is ever
+ * committed, and a restarted group resumes exactly there. Commits are made by the poll thread with
+ * {@code commitSync}, in this order of events:
+ * <ol>
+ *   <li>every {@code commitInterval}, for all assigned partitions whose offset moved;</li>
+ *   <li>on revocation, for the revoked partitions, after waiting up to {@code revocationTimeout} for the
+ *       delivered records of those partitions to be acknowledged;</li>
+ *   <li>on close, after waiting up to the close timeout for all delivered records to be acknowledged;</li>
+ *   <li>on a fatal error, what is acknowledged, without waiting.</li>
+ * </ol>
+ * A retriable commit error is retried, up to 3 attempts in all, then treated as fatal. A commit that fails
+ * because the group rebalanced ({@code CommitFailedException}, {@code RebalanceInProgressException}) is not
+ * fatal: the records are redelivered to the partition's next owner.
+ *
+ * <h2>Rebalances</h2>
+ * Every assignment of a partition starts a new epoch ({@link ReceivedRecord#assignmentEpoch()}); the
+ * consumer resumes from the committed offsets. When a partition is revoked, records of the old epoch still in the
+ * mailbox or in the application's hands become {@linkplain ReceivedRecord#isRevoked() revoked}: they are still
+ * delivered (the mailbox is not filtered), and acknowledging them changes nothing, so no stale record's
+ * acknowledgement moves an offset of the partition's next owner. Polled records not yet in the mailbox are
+ * dropped. A lost partition ({@code onPartitionsLost}) is revoked without a commit.
+ *
+ * <h2>Errors</h2>
+ * A fatal poll or commit error ends the stream: the receiver commits what is acknowledged, closes the consumer
+ * and closes the mailbox exceptionally with the error (the consumer face sees it after draining: {@code onError},
+ * or {@code MailboxClosedException} from {@code recv}). A record that cannot be deserialized is fatal in the
+ * same way, unless {@link Builder#onDeserializationError} gave a handler: the handler is called on the poll thread
+ * with the {@link RecordDeserializationException} (partition, offset, raw key and value), the record counts as
+ * acknowledged, and the receiver seeks past it.
+ *
+ * <h2>Threads</h2>
+ * {@link #start()}, {@link #close()}, {@link #close(Duration)}, {@link #paused()} and {@link #mailbox()} may be
+ * called from any thread; everything that touches the {@code KafkaConsumer} runs on the poll thread. The mailbox
+ * has one consumer at a time, as always; only the receiver sends into it (do not send into it yourself).
+ * <p><b>Note:</b> with the default (trampolined) {@code MailboxPublisher} or {@code MailboxFlux} without
+ * {@code publishOn}, a subscriber waiting on an empty mailbox is run by the sending thread, here the poll thread:
+ * subscriber code then runs on the poll thread and delays polling. That is the fastest path for a quick
+ * subscriber; give the subscriber its own thread ({@code publishOn}, an {@code Executor} for
+ * {@code MailboxPublisher}, or {@code recvMany} on a thread of yours) for slow work.
+ *
+ * <h2>Progress</h2>
+ * {@link ReceivedRecord#acknowledge()} is wait-free. {@link #close(Duration)} blocks (see there). The poll
+ * thread blocks only in {@code KafkaConsumer} calls, in a bounded wait for acknowledgements on revocation and
+ * close, and parked while the mailbox has no room (woken by the consumer's receive).
+ *
+ * <h2>Visibility</h2>
+ * What the poll thread did before sending a record happens-before the consumer's receipt of it (the mailbox's
+ * guarantee); what a thread did before {@code acknowledge()} happens-before the commit of an offset past that
+ * record. Closing happens-before the end of stream of the mailbox.
+ *
+ * @param <K> the key type
+ * @param <V> the value type
+ */
+public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
+    /** The default of {@link Builder#capacity}. */
+    public static final int DEFAULT_CAPACITY = 1024;
+    /** The default of {@link Builder#commitInterval}. */
+    public static final Duration DEFAULT_COMMIT_INTERVAL = Duration.ofSeconds(1);
+    /** The default of {@link Builder#pollTimeout}. */
+    public static final Duration DEFAULT_POLL_TIMEOUT = Duration.ofMillis(100);
+    /** The default of {@link Builder#revocationTimeout}. */
+    public static final Duration DEFAULT_REVOCATION_TIMEOUT = Duration.ofSeconds(1);
+    /** The wait for acknowledgements of {@link #close()}. */
+    public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
+    /** Kafka's own default of {@code max.poll.records}. */
+    static final int KAFKA_MAX_POLL_RECORDS = 500;
+    static final int COMMIT_ATTEMPTS = 3;
+    /** The timeout of a liveness poll made while every partition is paused. */
+    private static final Duration PAUSED_POLL = Duration.ofMillis(10);
+    private static final long ACK_WAIT_STEP_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final Duration CONSUMER_CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
+    private static final int NEW = 0;
+    private static final int RUNNING = 1;
+    private static final int STOPPING = 2;
+    private static final int CLOSED = 3;
+
+    private final KafkaConsumer<K, V> consumer;
+    private final List<String> topics;
+    private final Mailbox<ReceivedRecord<K, V>> mailbox;
+    private final MailboxRing<ReceivedRecord<K, V>> ring;
+    private final int maxPollRecords;
+    /** Reservations the poll thread wants before a normal poll: {@code min(max.poll.records, capacity)}. */
+    private final int pollThreshold;
+    private final long commitIntervalNanos;
+    private final Duration pollTimeout;
+    private final long revocationTimeoutNanos;
+    private final Consumer<? super RecordDeserializationException> deserializationErrorHandler;
+    private final AtomicInteger state = new AtomicInteger(NEW);
+    private final CountDownLatch terminated = new CountDownLatch(1);
+    private final Thread pollThread;
+    /** Registered with the mailbox while the poll thread waits for room: unparks it. */
+    private final Wakeable roomWakeup;
+
+    /** Set by close before it moves the state to STOPPING; read by the poll thread. */
+    private volatile long closeDeadline;
+    /** Set (with STOPPING) by {@link #halt()}: stop without waiting and without a final commit. */
+    private volatile boolean halted;
+    /** Written by the poll thread only. */
+    private volatile boolean paused;
+    /** Set by the poll thread when it registers with {@code awaitRoom}, cleared by the wake-up (any thread). */
+    private volatile boolean roomWaiting;
+
+    // ---- poll thread only
+    private final Map<TopicPartition, PartitionAcks> ledgers = new HashMap<>();
+    private final ArrayDeque<PendingRun<K, V>> pending = new ArrayDeque<>();
+    private final ArrayList<ReceivedRecord<K, V>> batch;
+    private long epochs;
+    /** Mailbox reservations held: each lets one record in without finding the mailbox full. */
+    private int permits;
+    private long lastPoll;
+    private long lastCommit;
+    /** A fatal error met inside a rebalance callback, rethrown after the poll returns. */
+    private RuntimeException callbackFailure;
+
+    private KafkaMailboxReceiver(Builder<K, V> builder) {
+        this.topics = List.copyOf(builder.topics);
+        this.mailbox = Mailboxes.<ReceivedRecord<K, V>>builder().capacity(builder.capacity)
+                .name("kafka-receiver-" + String.join(",", topics)).build();
+        this.ring = MailboxRing.of(mailbox);
+        final Map<String, Object> config = new HashMap<>(builder.config);
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        final Object userMaxPoll = config.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
+        if (userMaxPoll == null) {
+            this.maxPollRecords = Math.min(KAFKA_MAX_POLL_RECORDS, mailbox.capacity());
+            config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPollRecords);
+        } else {
+            this.maxPollRecords = positiveInt(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, userMaxPoll);
+        }
+        this.pollThreshold = Math.min(maxPollRecords, mailbox.capacity());
+        this.batch = new ArrayList<>(pollThreshold);
+        this.commitIntervalNanos = builder.commitInterval.toNanos();
+        this.pollTimeout = builder.pollTimeout;
+        this.revocationTimeoutNanos = builder.revocationTimeout.toNanos();
+        this.deserializationErrorHandler = builder.deserializationErrorHandler;
+        this.consumer = new KafkaConsumer<>(config);
+        this.pollThread = new Thread(this::run, "kafka-mailbox-receiver-" + String.join(",", topics));
+        this.pollThread.setDaemon(true);
+        final Thread thread = this.pollThread;
+        this.roomWakeup = () -> {
+            roomWaiting = false;
+            LockSupport.unpark(thread);
+        };
+    }
+
+    /**
+     * @param <K> the key type
+     * @param <V> the value type
+     * @param consumerConfig the {@code KafkaConsumer} configuration: {@code bootstrap.servers}, {@code group.id}
+     *        and the key and value deserializers (classes or class names). {@code enable.auto.commit} is set to
+     *        {@code false} by the receiver.
+     * @return a builder
+     * @throws NullPointerException if {@code consumerConfig} is null
+     */
+    public static <K, V> Builder<K, V> builder(Map<String, Object> consumerConfig) {
+        return new Builder<>(consumerConfig);
+    }
+
+    /** @return the mailbox the records arrive in; consume it with any face, one consumer at a time */
+    public Mailbox<ReceivedRecord<K, V>> mailbox() {
+        return mailbox;
+    }
+
+    /**
+     * Starts the poll thread: it subscribes to the topics and begins to poll. Any thread, once.
+     *
+     * @throws IllegalStateException if started before, or closed
+     */
+    public void start() {
+        if (!state.compareAndSet(NEW, RUNNING)) {
+            throw new IllegalStateException("receiver already started or closed: state=" + stateName());
+        }
+        pollThread.start();
+    }
+
+    /**
+     * @return whether the receiver has paused its partitions because the mailbox has no room for a poll (a
+     *         snapshot: it flips as the consumer frees room)
+     */
+    public boolean paused() {
+        return paused;
+    }
+
+    /** As {@link #close(Duration)} with {@link #DEFAULT_CLOSE_TIMEOUT}. */
+    @Override
+    public void close() {
+        close(DEFAULT_CLOSE_TIMEOUT);
+    }
+
+    /**
+     * Stops polling, waits up to {@code timeout} for every delivered record to be acknowledged, commits what is
+     * acknowledged, closes the consumer (leaving the group) and closes the mailbox: what is in it stays receivable
+     * and the stream completes once it is drained (records not acknowledged by then are delivered again to the
+     * group after the restart or rebalance; acknowledging them changes nothing). Blocks until all of that is
+     * done: the timeout bounds the wait for acknowledgements, the commit and the consumer's close are bounded by
+     * the consumer's {@code default.api.timeout.ms} and 30 s. Idempotent; harmless before {@link #start()}
+     * (then it closes the consumer and the mailbox). Called on the poll thread (from subscriber code run by a
+     * send), it does not wait: the poll thread stops when that code returns.
+     *
+     * @param timeout the longest wait for acknowledgements, {@code >= 0}
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
+    public void close(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout: " + timeout + " (expected: >= 0)");
+        }
+        stop(timeout, false);
+    }
+
+    /**
+     * Ends the receiver as if its process died: no wait for acknowledgements and no final commit (what the
+     * commit interval committed stays). The consumer is closed (leaving the group) and the mailbox closed.
+     * For tests of redelivery.
+     */
+    void halt() {
+        stop(Duration.ZERO, true);
+    }
+
+    private void stop(Duration timeout, boolean halt) {
+        for (;;) {
+            final int s = state.get();
+            if (s == NEW) {
+                if (state.compareAndSet(NEW, CLOSED)) {
+                    try {
+                        consumer.close(CloseOptions.timeout(Duration.ZERO));
+                    } finally {
+                        mailbox.close();
+                        terminated.countDown();
+                    }
+                    return;
+                }
+            } else if (s == RUNNING) {
+                closeDeadline = System.nanoTime() + saturatedNanos(timeout);
+                halted = halt;
+                if (state.compareAndSet(RUNNING, STOPPING)) {
+                    consumer.wakeup(); // a blocked poll returns at once (WakeupException)
+                    LockSupport.unpark(pollThread);
+                    break;
+                }
+            } else {
+                break; // stopping or closed already
+            }
+        }
+        if (Thread.currentThread() == pollThread) {
+            return; // subscriber code running on the poll thread: it stops when this returns
+        }
+        boolean interrupted = false;
+        for (;;) {
+            try {
+                terminated.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true; // finish the close (bounded by the consumer's timeouts), then restore
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ------------------------------------------------------------------ the poll thread
+
+    private void run() {
+        Throwable failure = null;
+        try {
+            consumer.subscribe(topics, new Rebalance());
+            lastCommit = lastPoll = System.nanoTime();
+            while (state.get() == RUNNING) {
+                if (ring.isClosed()) {
+                    break; // closed by someone else: stop as for close(ZERO)
+                }
+                final boolean flushed = drainPending();
+                if (flushed && reserveForPoll()) {
+                    if (paused) {
+                        resumeAll();
+                    }
+                    poll(pollTimeout);
+                } else {
+                    final long now = System.nanoTime();
+                    final long sinceLastPoll = now - lastPoll;
+                    if (sinceLastPoll >= pollTimeout.toNanos()) {
+                        if (!paused) {
+                            pauseAll();
+                        }
+                        poll(PAUSED_POLL); // liveness: paused partitions return nothing
+                    } else if (awaitingRoom()) {
+                        LockSupport.parkNanos(this, pollTimeout.toNanos() - sinceLastPoll);
+                    }
+                }
+                if (System.nanoTime() - lastCommit >= commitIntervalNanos) {
+                    commitAcknowledged(ledgers.values());
+                    lastCommit = System.nanoTime();
+                }
+            }
+        } catch (Throwable t) {
+            failure = t;
+        }
+        finish(failure);
+    }
+
+    /**
+     * Registers for a wake-up when the consumer frees room, once per wake-up: a registration that is still pending
+     * (the poll thread woke for liveness, not for room) is not pushed again, so a stalled consumer does not grow
+     * the mailbox's waiter stack.
+     *
+     * @return false if there is room now (do not park)
+     */
+    private boolean awaitingRoom() {
+        if (roomWaiting) {
+            return true; // registered, not yet woken
+        }
+        roomWaiting = true; // before the push: a wake-up that follows it clears the flag
+        return ring.awaitRoom(roomWakeup);
+    }
+
+    /** @return whether the poll thread holds room for a whole poll, reserving more if needed */
+    private boolean reserveForPoll() {
+        if (permits < pollThreshold) {
+            permits += ring.reserve(ring.capacity() - permits);
+        }
+        return permits >= pollThreshold;
+    }
+
+    private void poll(Duration timeout) {
+        final ConsumerRecords<K, V> records;
+        try {
+            records = consumer.poll(timeout);
+        } catch (WakeupException e) {
+            return; // close() woke us
+        } catch (RecordDeserializationException e) {
+            lastPoll = System.nanoTime();
+            rethrowCallbackFailure();
+            if (deserializationErrorHandler == null) {
+                throw e;
+            }
+            skipPoisonRecord(e);
+            return;
+        }
+        lastPoll = System.nanoTime();
+        rethrowCallbackFailure();
+        if (records.isEmpty()) {
+            return;
+        }
+        for (TopicPartition partition : records.partitions()) {
+            final PartitionAcks ledger = ledgers.get(partition);
+            if (ledger != null) {
+                pending.add(new PendingRun<>(ledger, records.records(partition)));
+            }
+        }
+        drainPending();
+    }
+
+    private void skipPoisonRecord(RecordDeserializationException e) {
+        // NOTE: records of this partition before the bad one were returned by an earlier poll and are delivered
+        // already (a normal poll runs only once nothing is pending), so the skipped entry keeps the ledger's order.
+        final TopicPartition partition = e.topicPartition();
+        deserializationErrorHandler.accept(e);
+        final PartitionAcks ledger = ledgers.get(partition);
+        if (ledger != null) {
+            ledger.skip(e.offset());
+        }
+        consumer.seek(partition, e.offset() + 1L);
+    }
+
+    /**
+     * Sends what is pending, as far as the reservations go (reserving more as it goes).
+     *
+     * @return true if nothing is pending any more
+     */
+    private boolean drainPending() {
+        PendingRun<K, V> run;
+        boolean flushed = true;
+        while ((run = pending.peek()) != null) {
+            if (run.ledger.isRevoked()) {
+                pending.poll(); // not delivered, not in the ledger: the next owner gets these
+                continue;
+            }
+            final List<ConsumerRecord<K, V>> records = run.records;
+            final PartitionAcks ledger = run.ledger;
+            while (run.next < records.size()) {
+                if (permits == 0 && (permits = ring.reserve(ring.capacity())) == 0) {
+                    flushed = false;
+                    break;
+                }
+                final int n = Math.min(permits, records.size() - run.next);
+                for (int i = 0; i < n; i++) {
+                    batch.add(ledger.deliver(records.get(run.next++))); // the entry exists before the send
+                }
+                permits -= n;
+            }
+            if (!flushed) {
+                break;
+            }
+            pending.poll();
+        }
+        if (!batch.isEmpty()) {
+            final int size = batch.size();
+            final int sent = publish(batch);
+            batch.clear();
+            if (sent < size) {
+                // closed by someone else: the unsent entries stay unacknowledged, so nothing past them is committed
+                pending.clear();
+                return true;
+            }
+        }
+        return flushed;
+    }
+
+    /**
+     * The one place records enter the mailbox: each uses a reservation the poll thread holds, so none finds the
+     * mailbox full. Semantically a batched send.
+     *
+     * @return how many were sent: fewer than {@code records.size()} only if the mailbox was closed
+     */
+    private int publish(List<ReceivedRecord<K, V>> records) {
+        final MailboxRing<ReceivedRecord<K, V>> ring = this.ring;
+        final int size = records.size();
+        for (int i = 0; i < size; i++) {
+            if (!ring.sendReserved(records.get(i))) {
+                return i;
+            }
+        }
+        return size;
+    }
+
+    private void pauseAll() {
+        consumer.pause(consumer.assignment());
+        paused = true;
+    }
+
+    private void resumeAll() {
+        consumer.resume(consumer.paused());
+        paused = false;
+    }
+
+    /** Commits, for each ledger whose offset moved, that offset. Poll thread. */
+    private void commitAcknowledged(Collection<PartitionAcks> which) {
+        if (which.isEmpty()) {
+            return;
+        }
+        final Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        for (PartitionAcks ledger : which) {
+            final long offset = ledger.commitOffset();
+            if (offset >= 0 && offset != ledger.committed) {
+                offsets.put(ledger.partition, new OffsetAndMetadata(offset));
+            }
+        }
+        if (offsets.isEmpty()) {
+            return;
+        }
+        if (commitSync(offsets)) {
+            for (PartitionAcks ledger : which) {
+                final OffsetAndMetadata committed = offsets.get(ledger.partition);
+                if (committed != null) {
+                    ledger.committed = committed.offset();
+                }
+            }
+        }
+    }
+
+    /** @return false if the commit failed because of a rebalance (not fatal); throws what is fatal */
+    private boolean commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                consumer.commitSync(offsets);
+                return true;
+            } catch (WakeupException e) {
+                // close() woke a commit instead of a poll: the wake-up is spent; commit again
+                if (attempt >= COMMIT_ATTEMPTS + 1) {
+                    throw e;
+                }
+            } catch (CommitFailedException | RebalanceInProgressException e) {
+                return false; // the group moved on: the next owner gets the records again
+            } catch (RetriableException e) {
+                if (attempt >= COMMIT_ATTEMPTS) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private void rethrowCallbackFailure() {
+        final RuntimeException failure = callbackFailure;
+        if (failure != null) {
+            callbackFailure = null;
+            throw failure;
+        }
+    }
+
+    /** Waits until every ledger in {@code which} is acknowledged, or the deadline. Poll thread. */
+    private void awaitAcknowledged(Collection<PartitionAcks> which, long deadline) {
+        for (;;) {
+            boolean all = true;
+            for (PartitionAcks ledger : which) {
+                if (!ledger.allAcknowledged()) {
+                    all = false;
+                    break;
+                }
+            }
+            if (all || System.nanoTime() - deadline >= 0) {
+                return;
+            }
+            LockSupport.parkNanos(this, ACK_WAIT_STEP_NANOS);
+        }
+    }
+
+    private void finish(Throwable failure) {
+        state.compareAndSet(RUNNING, STOPPING); // a close() from now on only waits for us
+        Throwable cause = failure;
+        try {
+            if (!halted) {
+                if (cause == null && !ring.isClosed()) {
+                    awaitAcknowledged(ledgers.values(), closeDeadline);
+                }
+                try {
+                    commitAcknowledged(ledgers.values());
+                } catch (RuntimeException e) {
+                    if (cause == null) {
+                        cause = e;
+                    } else {
+                        cause.addSuppressed(e);
+                    }
+                }
+            }
+            for (PartitionAcks ledger : ledgers.values()) {
+                ledger.revoke();
+            }
+            ledgers.clear();
+            pending.clear();
+            try {
+                consumer.close(CloseOptions.timeout(CONSUMER_CLOSE_TIMEOUT));
+            } catch (RuntimeException e) {
+                if (cause == null) {
+                    cause = e;
+                } else {
+                    cause.addSuppressed(e);
+                }
+            }
+        } finally {
+            if (permits > 0) {
+                ring.releaseReserved(permits);
+                permits = 0;
+            }
+            paused = false;
+            state.set(CLOSED);
+            if (cause == null) {
+                mailbox.close();
+            } else {
+                mailbox.closeExceptionally(cause);
+            }
+            terminated.countDown();
+        }
+    }
+
+    /** Runs inside {@code poll}, on the poll thread. */
+    private final class Rebalance implements ConsumerRebalanceListener {
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            for (TopicPartition partition : partitions) {
+                final PartitionAcks previous = ledgers.put(partition, new PartitionAcks(partition, ++epochs));
+                if (previous != null) {
+                    previous.revoke(); // not revoked first (a cooperative reassignment we did not see): end it
+                }
+            }
+            if (paused && !partitions.isEmpty()) {
+                consumer.pause(partitions); // no records past our reservations: paused like the others
+            }
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            final List<PartitionAcks> revoked = new ArrayList<>(partitions.size());
+            for (TopicPartition partition : partitions) {
+                final PartitionAcks ledger = ledgers.get(partition);
+                if (ledger != null) {
+                    revoked.add(ledger);
+                }
+            }
+            if (!revoked.isEmpty() && !halted) {
+                awaitAcknowledged(revoked, System.nanoTime() + revocationTimeoutNanos);
+                try {
+                    commitAcknowledged(revoked);
+                } catch (RuntimeException e) {
+                    if (callbackFailure == null) {
+                        callbackFailure = e; // fatal: rethrown once poll returns
+                    }
+                }
+            }
+            endAssignment(partitions);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            endAssignment(partitions); // another member may own them already: commit nothing
+        }
+
+        private void endAssignment(Collection<TopicPartition> partitions) {
+            for (TopicPartition partition : partitions) {
+                final PartitionAcks ledger = ledgers.remove(partition);
+                if (ledger != null) {
+                    ledger.revoke();
+                }
+            }
+        }
+    }
+
+    /** Records of one partition polled but not yet sent (only when a poll overshoots the room). */
+    private static final class PendingRun<K, V> {
+        final PartitionAcks ledger;
+        final List<ConsumerRecord<K, V>> records;
+        int next;
+
+        PendingRun(PartitionAcks ledger, List<ConsumerRecord<K, V>> records) {
+            this.ledger = ledger;
+            this.records = records;
+        }
+    }
+
+    /** @return {@code max.poll.records} as the consumer got it (tests) */
+    int maxPollRecords() {
+        return maxPollRecords;
+    }
+
+    private String stateName() {
+        switch (state.get()) {
+            case NEW:
+                return "new";
+            case RUNNING:
+                return "running";
+            case STOPPING:
+                return "stopping";
+            default:
+                return "closed";
+        }
+    }
+
+    private static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE / 2;
+        }
+    }
+
+    private static int positiveInt(String key, Object value) {
+        final int parsed;
+        try {
+            parsed = value instanceof Number ? ((Number) value).intValue() : Integer.parseInt(value.toString().trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + ": " + value + " (expected: a positive int)", e);
+        }
+        if (parsed < 1) {
+            throw new IllegalArgumentException(key + ": " + value + " (expected: a positive int)");
+        }
+        return parsed;
+    }
+
+    @Override
+    public String toString() {
+        return "KafkaMailboxReceiver{topics=" + topics + ", state=" + stateName() + ", paused=" + paused
+                + ", mailbox=" + mailbox + "}";
+    }
+
+    /**
+     * Configures a {@link KafkaMailboxReceiver}. Not thread-safe; {@link #build()} creates the
+     * {@code KafkaConsumer} (so a bad consumer configuration fails there) but starts nothing.
+     *
+     * @param <K> the key type
+     * @param <V> the value type
+     */
+    public static final class Builder<K, V> {
+        private final Map<String, Object> config;
+        private List<String> topics;
+        private int capacity = DEFAULT_CAPACITY;
+        private Duration commitInterval = DEFAULT_COMMIT_INTERVAL;
+        private Duration pollTimeout = DEFAULT_POLL_TIMEOUT;
+        private Duration revocationTimeout = DEFAULT_REVOCATION_TIMEOUT;
+        private Consumer<? super RecordDeserializationException> deserializationErrorHandler;
+
+        Builder(Map<String, Object> config) {
+            this.config = Map.copyOf(Objects.requireNonNull(config, "consumerConfig"));
+            final Object autoCommit = this.config.get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
+            if (autoCommit != null && Boolean.parseBoolean(autoCommit.toString().trim())) {
+                throw new IllegalArgumentException(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG + ": " + autoCommit
+                        + " (expected: false or absent; the receiver commits what is acknowledged)");
+            }
+            if (!this.config.containsKey(ConsumerConfig.GROUP_ID_CONFIG)) {
+                throw new IllegalArgumentException(ConsumerConfig.GROUP_ID_CONFIG
+                        + ": absent (expected: a consumer group id; the receiver subscribes with group management)");
+            }
+        }
+
+        /**
+         * @param topics the topics to subscribe to (group management); required, not empty
+         * @return this
+         */
+        public Builder<K, V> topics(List<String> topics) {
+            Objects.requireNonNull(topics, "topics");
+            if (topics.isEmpty()) {
+                throw new IllegalArgumentException("topics: [] (expected: at least one topic)");
+            }
+            this.topics = List.copyOf(topics); // NPE on a null element
+            return this;
+        }
+
+        /**
+         * @param capacity of the mailbox between the poll thread and the consumer, {@code 1 .. 2^30}, rounded up
+         *        to a power of two; default {@value KafkaMailboxReceiver#DEFAULT_CAPACITY}
+         * @return this
+         */
+        public Builder<K, V> capacity(int capacity) {
+            this.capacity = MailboxRing.checkCapacity(capacity);
+            return this;
+        }
+
+        /**
+         * @param commitInterval how often the poll thread commits what is acknowledged, {@code > 0}; default 1 s
+         * @return this
+         */
+        public Builder<K, V> commitInterval(Duration commitInterval) {
+            this.commitInterval = positive("commitInterval", commitInterval);
+            return this;
+        }
+
+        /**
+         * @param pollTimeout the timeout of a poll, and the longest gap between liveness polls while paused,
+         *        {@code > 0}; default 100 ms
+         * @return this
+         */
+        public Builder<K, V> pollTimeout(Duration pollTimeout) {
+            this.pollTimeout = positive("pollTimeout", pollTimeout);
+            return this;
+        }
+
+        /**
+         * @param revocationTimeout the longest wait, inside a rebalance, for the delivered records of revoked
+         *        partitions to be acknowledged before their offsets are committed, {@code >= 0}; default 1 s. It
+         *        delays the rebalance for the whole group: keep it well below {@code max.poll.interval.ms}.
+         * @return this
+         */
+        public Builder<K, V> revocationTimeout(Duration revocationTimeout) {
+            Objects.requireNonNull(revocationTimeout, "revocationTimeout");
+            if (revocationTimeout.isNegative()) {
+                throw new IllegalArgumentException("revocationTimeout: " + revocationTimeout + " (expected: >= 0)");
+            }
+            this.revocationTimeout = revocationTimeout;
+            return this;
+        }
+
+        /**
+         * Skips records that cannot be deserialized instead of failing the stream: {@code handler} is called on
+         * the poll thread with the exception (it has the partition, offset and raw bytes; e.g. send them to a
+         * dead-letter topic), then the record counts as acknowledged and the receiver seeks past it. Without a
+         * handler (the default) such a record is fatal: the stream ends with the
+         * {@link RecordDeserializationException} after the records before it.
+         * <p><b>WARNING:</b> {@code handler} runs on the poll thread: it must not block for long. If it throws,
+         * the receiver fails with what it threw.
+         *
+         * @param handler called once per skipped record
+         * @return this
+         */
+        public Builder<K, V> onDeserializationError(Consumer<? super RecordDeserializationException> handler) {
+            this.deserializationErrorHandler = Objects.requireNonNull(handler, "handler");
+            return this;
+        }
+
+        /**
+         * @return a receiver, not started
+         * @throws IllegalStateException if no topics were given
+         * @throws org.apache.kafka.common.KafkaException if the consumer configuration is invalid
+         */
+        public KafkaMailboxReceiver<K, V> build() {
+            if (topics == null) {
+                throw new IllegalStateException("topics: not set (expected: topics(List) before build())");
+            }
+            return new KafkaMailboxReceiver<>(this);
+        }
+
+        private static Duration positive(String name, Duration d) {
+            Objects.requireNonNull(d, name);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(name + ": " + d + " (expected: > 0)");
+            }
+            return d;
+        }
+    }
+}

@@ -1,0 +1,233 @@
+package dev.mighty.mailbox.kafka;
+
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.consumerConfig;
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.producerConfig;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerInterceptor;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Flux;
+import reactor.test.StepVerifier;
+
+/** {@link KafkaMailboxSender} against a real (in-process KRaft) broker, shared by the Kafka tests. */
+@Tag("kafka")
+@Timeout(120)
+@ExtendWith(SharedKafka.class)
+class KafkaMailboxSenderTest {
+    private static EmbeddedKafka kafka;
+
+    @BeforeAll
+    static void broker(EmbeddedKafka broker) {
+        kafka = broker;
+    }
+
+    /**
+     * Counts the records between {@code KafkaProducer.send} and their acknowledgement (which Kafka calls before
+     * the send's callback): the sends in flight.
+     */
+    public static final class InFlightInterceptor implements ProducerInterceptor<String, String> {
+        static final AtomicLong IN_FLIGHT = new AtomicLong();
+        static final AtomicLong MAX_IN_FLIGHT = new AtomicLong();
+
+        @Override
+        public ProducerRecord<String, String> onSend(ProducerRecord<String, String> record) {
+            final long now = IN_FLIGHT.incrementAndGet();
+            MAX_IN_FLIGHT.accumulateAndGet(now, Math::max);
+            return record;
+        }
+
+        @Override
+        public void onAcknowledgement(RecordMetadata metadata, Exception exception) {
+            IN_FLIGHT.decrementAndGet();
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public void configure(Map<String, ?> configs) {
+        }
+    }
+
+    @Test
+    void shouldSendEveryRecordWithBoundedSendsInFlightAndReadThemBack() throws Exception {
+        final String topic = "sent";
+        final int partitions = 3;
+        final int count = 100_000;
+        final int maxInFlight = 4096;
+        kafka.createTopic(topic, partitions);
+        final Map<String, Object> config = producerConfig(kafka);
+        config.put(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, InFlightInterceptor.class.getName());
+        final List<KafkaMailboxSender.Result<String, String>> results = new ArrayList<>(count);
+        try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(config)
+                .maxInFlight(maxInFlight)
+                .build()) {
+            final Flux<ProducerRecord<String, String>> records = Flux.range(0, count)
+                    .map(i -> new ProducerRecord<>(topic, i % partitions, null, "v-" + i));
+            StepVerifier.create(Flux.from(sender.send(records)).doOnNext(results::add))
+                    .expectNextCount(count)
+                    .expectComplete()
+                    .verify(KafkaTestSupport.WAIT);
+        }
+        assertThat(InFlightInterceptor.MAX_IN_FLIGHT.get()).as("sends in flight at most")
+                .isBetween(1L, (long) maxInFlight);
+        assertThat(InFlightInterceptor.IN_FLIGHT.get()).isZero();
+
+        // one result per record, all successful; per partition in send order (Kafka's callback order)
+        final Set<String> values = new HashSet<>();
+        final Map<Integer, Long> lastOffset = new HashMap<>();
+        final Map<Integer, Integer> lastIndex = new HashMap<>();
+        for (KafkaMailboxSender.Result<String, String> r : results) {
+            assertThat(r.isSuccess()).as("%s", r).isTrue();
+            assertThat(r.exception()).isNull();
+            assertThat(values.add(r.record().value())).isTrue();
+            final int p = r.metadata().partition();
+            assertThat(p).isEqualTo(r.record().partition());
+            final int index = Integer.parseInt(r.record().value().substring(2));
+            assertThat(r.metadata().offset()).isGreaterThan(lastOffset.getOrDefault(p, -1L));
+            assertThat(index).isGreaterThan(lastIndex.getOrDefault(p, -1));
+            lastOffset.put(p, r.metadata().offset());
+            lastIndex.put(p, index);
+        }
+        assertThat(values).hasSize(count);
+
+        // read back: exactly the records sent
+        final Set<String> readBack = new HashSet<>();
+        final List<TopicPartition> assignment = new ArrayList<>();
+        for (int p = 0; p < partitions; p++) {
+            assignment.add(new TopicPartition(topic, p));
+        }
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(consumerConfig(kafka, "read-back"))) {
+            consumer.assign(assignment);
+            consumer.seekToBeginning(assignment);
+            final long deadline = System.nanoTime() + KafkaTestSupport.WAIT.toNanos();
+            int total = 0;
+            while (total < count && System.nanoTime() - deadline < 0) {
+                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(100))) {
+                    readBack.add(r.value());
+                    total++;
+                }
+            }
+            assertThat(total).isEqualTo(count);
+        }
+        assertThat(readBack).isEqualTo(values);
+        assertThat(kafka.endOffsets(topic, partitions).values().stream().mapToLong(Long::longValue).sum())
+                .isEqualTo(count);
+    }
+
+    /** Fails on the value {@code "bad"}. */
+    public static final class PickySerializer extends StringSerializer {
+        @Override
+        public byte[] serialize(String topic, String data) {
+            if ("bad".equals(data)) {
+                throw new SerializationException("bad");
+            }
+            return super.serialize(topic, data);
+        }
+    }
+
+    @Test
+    void shouldReportAFailedSendAsAResultAndGoOnWhenARecordCannotBeSerialized() throws Exception {
+        final String topic = "picky";
+        kafka.createTopic(topic, 1);
+        final Map<String, Object> config = producerConfig(kafka);
+        config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, PickySerializer.class);
+        final List<KafkaMailboxSender.Result<String, String>> results = new ArrayList<>();
+        try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(config)
+                .maxInFlight(4)
+                .build()) {
+            final Flux<ProducerRecord<String, String>> records = Flux.just("a", "bad", "c")
+                    .map(v -> new ProducerRecord<>(topic, 0, null, v));
+            StepVerifier.create(Flux.from(sender.send(records)).doOnNext(results::add))
+                    .expectNextCount(3)
+                    .expectComplete()
+                    .verify(KafkaTestSupport.WAIT);
+        }
+        assertThat(results).extracting(r -> r.record().value()).containsExactlyInAnyOrder("a", "bad", "c");
+        assertThat(results).filteredOn(r -> !r.isSuccess()).singleElement().satisfies(r -> {
+            assertThat(r.record().value()).isEqualTo("bad");
+            assertThat(r.exception()).isInstanceOf(SerializationException.class);
+            assertThat(r.metadata()).isNull();
+        });
+        assertThat(kafka.endOffsets(topic, 1)).containsEntry(new TopicPartition(topic, 0), 2L);
+    }
+
+    @Test
+    void shouldFailTheResultsAfterTheSendsInFlightWhenTheUpstreamFails() throws Exception {
+        final String topic = "upstream-error";
+        kafka.createTopic(topic, 1);
+        final AtomicInteger sent = new AtomicInteger();
+        try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(
+                producerConfig(kafka)).build()) {
+            final Flux<ProducerRecord<String, String>> records = Flux.range(0, 10)
+                    .map(i -> new ProducerRecord<String, String>(topic, 0, null, "v-" + i))
+                    .doOnNext(r -> sent.incrementAndGet())
+                    .concatWith(Flux.error(new IllegalStateException("boom")));
+            StepVerifier.create(sender.send(records))
+                    .expectNextCount(10)
+                    .expectErrorMessage("boom")
+                    .verify(KafkaTestSupport.WAIT);
+        }
+        assertThat(sent.get()).isEqualTo(10);
+        assertThat(kafka.endOffsets(topic, 1)).containsEntry(new TopicPartition(topic, 0), 10L);
+    }
+
+    @Test
+    void shouldCancelTheUpstreamWhenTheDownstreamCancels() throws Exception {
+        final String topic = "cancelled";
+        kafka.createTopic(topic, 1);
+        final AtomicInteger cancelled = new AtomicInteger();
+        try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(
+                producerConfig(kafka)).maxInFlight(8).build()) {
+            final Flux<ProducerRecord<String, String>> endless = Flux.<Integer, Integer>generate(() -> 0,
+                    (i, sink) -> {
+                        sink.next(i);
+                        return i + 1;
+                    })
+                    .map(i -> new ProducerRecord<String, String>(topic, 0, null, "v-" + i))
+                    .doOnCancel(cancelled::incrementAndGet);
+            StepVerifier.create(Flux.from(sender.send(endless)).take(20))
+                    .expectNextCount(20)
+                    .expectComplete()
+                    .verify(KafkaTestSupport.WAIT);
+        }
+        assertThat(cancelled.get()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldRejectBadArgumentsEarly() {
+        final Map<String, Object> config = producerConfig(kafka);
+        assertThatThrownBy(() -> KafkaMailboxSender.builder(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> KafkaMailboxSender.builder(config).maxInFlight(0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("maxInFlight: 0 (expected: 1 .. 1073741824)");
+        final KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(config).build();
+        assertThatThrownBy(() -> sender.send(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> sender.close(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
+        sender.close();
+        sender.close(); // idempotent
+    }
+}

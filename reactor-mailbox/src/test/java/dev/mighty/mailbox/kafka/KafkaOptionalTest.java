@@ -1,0 +1,93 @@
+package dev.mighty.mailbox.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import dev.mighty.mailbox.Mailbox;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.reactivestreams.Publisher;
+
+/**
+ * {@code kafka-clients} is an optional dependency: everything but {@code dev.mighty.mailbox.kafka} must load and
+ * work without it. The classes under test are loaded, child-first, by a loader that sees only
+ * {@code target/classes} and the two compile dependencies (reactive-streams, jctools), whose parent is the platform
+ * loader (so nothing of the test class path leaks in), and that refuses {@code org.apache.kafka.*} outright and
+ * records every attempt.
+ */
+@Tag("kafka")
+@Timeout(30)
+class KafkaOptionalTest {
+
+    /** Loads from {@code urls} only; refuses {@code org.apache.kafka.*} (and cannot see the test class path). */
+    static final class NoKafkaClassLoader extends URLClassLoader {
+        final List<String> refused = new CopyOnWriteArrayList<>();
+
+        NoKafkaClassLoader(URL[] urls) {
+            super("no-kafka", urls, ClassLoader.getPlatformClassLoader());
+        }
+
+        @Override
+        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (name.startsWith("org.apache.kafka.")) {
+                refused.add(name);
+                throw new ClassNotFoundException(name + " (hidden: kafka-clients is optional)");
+            }
+            return super.loadClass(name, resolve);
+        }
+    }
+
+    private static URL locationOf(Class<?> type) {
+        return type.getProtectionDomain().getCodeSource().getLocation();
+    }
+
+    private static NoKafkaClassLoader loader() throws Exception {
+        return new NoKafkaClassLoader(new URL[] {
+            locationOf(Mailbox.class),                                       // reactor-mailbox/target/classes
+            locationOf(Publisher.class),                                     // reactive-streams
+            locationOf(Class.forName("org.jctools.queues.MpscArrayQueue")),  // jctools
+        });
+    }
+
+    @Test
+    void shouldHideKafkaFromTheFilteringLoaderSoTheKafkaPackageCannotLink() throws Exception {
+        try (NoKafkaClassLoader loader = loader()) {
+            assertThatThrownBy(() -> Class.forName("org.apache.kafka.clients.consumer.KafkaConsumer", false, loader))
+                    .isInstanceOf(ClassNotFoundException.class);
+            // the Kafka glue needs kafka-clients: it cannot be linked here
+            assertThatThrownBy(() -> Class.forName("dev.mighty.mailbox.kafka.KafkaMailboxReceiver", true, loader)
+                    .getDeclaredMethods()).isInstanceOf(NoClassDefFoundError.class);
+            assertThat(loader.refused).anyMatch(name -> name.startsWith("org.apache.kafka."));
+            assertThat(Class.forName("dev.mighty.mailbox.Mailbox", false, loader)).isNotSameAs(Mailbox.class);
+        }
+    }
+
+    @Test
+    void shouldSendReceiveAndPublishWhenKafkaIsNotOnTheClassPath() throws Exception {
+        try (NoKafkaClassLoader loader = loader()) {
+            final Class<?> mailboxes = Class.forName("dev.mighty.mailbox.Mailboxes", true, loader);
+            final Class<?> mailboxType = Class.forName("dev.mighty.mailbox.Mailbox", true, loader);
+            final Object mailbox = mailboxes.getMethod("bounded", int.class).invoke(null, 16);
+            final Method trySend = mailboxType.getMethod("trySend", Object.class);
+            assertThat(trySend.invoke(mailbox, "a")).isEqualTo(true);
+            assertThat(mailboxType.getMethod("tryRecv").invoke(mailbox)).isEqualTo("a");
+            // the frame slab and the Reactive Streams adapters load too
+            final Object frames = mailboxes.getMethod("frames", int.class).invoke(null, 8);
+            assertThat(frames).isNotNull();
+            final Class<?> publisherType = Class.forName("dev.mighty.mailbox.rs.MailboxPublisher", true, loader);
+            assertThat(publisherType.getConstructor(mailboxType).newInstance(mailbox)).isNotNull();
+            final Class<?> subscriberType = Class.forName("dev.mighty.mailbox.rs.MailboxSubscriber", true, loader);
+            assertThat(subscriberType.getConstructor(mailboxType).newInstance(mailbox)).isNotNull();
+            mailboxType.getMethod("close").invoke(mailbox);
+            assertThat(mailboxType.getMethod("isTerminated").invoke(mailbox)).isEqualTo(true);
+            assertThat(loader.refused).as("nothing outside the kafka package asked for Kafka").isEmpty();
+        }
+    }
+}

@@ -1,0 +1,191 @@
+package dev.mighty.mailbox.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.reactor.MailboxFlux;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Runs the recipes of {@code docs/kafka.md} against the embedded broker. The code between
+ * {@code // tag::name[]} and {@code // end::name[]} is what the document shows, character for character (minus the
+ * indentation); {@link #shouldShowEveryRecipeVerbatimInTheKafkaDoc()} fails when the two drift apart.
+ */
+@Tag("kafka")
+@Timeout(120)
+@ExtendWith(SharedKafka.class)
+class KafkaRecipesTest {
+    private static EmbeddedKafka kafka;
+
+    @BeforeAll
+    static void broker(EmbeddedKafka broker) throws Exception {
+        kafka = broker;
+        kafka.createTopic("orders", 3);
+    }
+
+    @Test
+    void shouldSendThenReceiveAndAcknowledgeEveryOrderWhenRunningTheRecipes() throws Exception {
+        final String bootstrapServers = kafka.bootstrapServers();
+        final List<String> failed = new CopyOnWriteArrayList<>();
+
+        // tag::send[]
+        Map<String, Object> producerConfig = Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+
+        try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(producerConfig)
+                .maxInFlight(1024)                       // records sent and not yet taken as results
+                .build()) {
+            Flux<ProducerRecord<String, String>> orders = Flux.range(0, 10_000)
+                    .map(i -> new ProducerRecord<>("orders", "customer-" + i % 100, "order-" + i));
+            Flux.from(sender.send(orders))               // one result per record, in order of completion
+                    .filter(result -> !result.isSuccess())
+                    .doOnNext(result -> failed.add(result.record().value()))
+                    .blockLast();
+        }                                                // close(): flush, then close the producer
+        // end::send[]
+
+        assertThat(failed).isEmpty();
+        final Map<TopicPartition, Long> ends = kafka.endOffsets("orders", 3);
+        assertThat(ends.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(10_000L);
+
+        final Set<String> processed = ConcurrentHashMap.newKeySet();
+        final Scheduler scheduler = Schedulers.newSingle("orders");
+        try {
+            // tag::receive[]
+            Map<String, Object> consumerConfig = Map.of(
+                    ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                    ConsumerConfig.GROUP_ID_CONFIG, "billing",
+                    ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                    ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+                    ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+
+            KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                    .<String, String>builder(consumerConfig)
+                    .topics(List.of("orders"))
+                    .capacity(1024)                          // records between the poll thread and the subscriber
+                    .commitInterval(Duration.ofMillis(500))
+                    .build();
+
+            MailboxFlux.from(receiver.mailbox())
+                    .publishOn(scheduler)                    // the subscriber's work off the poll thread
+                    .subscribe(r -> {
+                        processed.add(r.record().value());   // at least once: make this idempotent
+                        r.acknowledge();                     // any thread, any order
+                    });
+            receiver.start();
+            // ... until shutdown:
+            awaitProcessed(processed, 10_000);
+            receiver.close(Duration.ofSeconds(10));          // wait for acks, commit, leave the group, complete
+            // end::receive[]
+        } finally {
+            scheduler.dispose();
+        }
+        assertThat(processed).hasSize(10_000);
+        assertThat(kafka.committed("billing")).isEqualTo(ends);
+
+        // tag::recv-loop[]
+        KafkaMailboxReceiver<String, String> auditor = KafkaMailboxReceiver
+                .<String, String>builder(Map.of(
+                        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                        ConsumerConfig.GROUP_ID_CONFIG, "audit",
+                        ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                        ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+                        ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class))
+                .topics(List.of("orders"))
+                .build();
+        Mailbox<ReceivedRecord<String, String>> inbox = auditor.mailbox();
+        List<ReceivedRecord<String, String>> batch = new ArrayList<>();
+        auditor.start();
+        int audited = 0;
+        while (audited < 10_000 && inbox.recvMany(batch::add, 256) > 0) { // parks while empty
+            audited += batch.size();                     // e.g. one database write per batch ...
+            batch.forEach(ReceivedRecord::acknowledge);  // ... then acknowledge the batch
+            batch.clear();
+        }
+        auditor.close();
+        // end::recv-loop[]
+
+        assertThat(audited).isEqualTo(10_000);
+        assertThat(kafka.committed("audit")).isEqualTo(ends);
+    }
+
+    private static void awaitProcessed(Set<String> processed, int count) throws InterruptedException {
+        assertThat(KafkaTestSupport.eventually(() -> processed.size() == count)).as("processed %s", count).isTrue();
+    }
+
+    // ------------------------------------------------------------------ the document and the code agree
+
+    private static final Pattern REGION = Pattern.compile(
+            "// tag::([a-z-]+)\\[]\\R(.*?)\\R[ \\t]*// end::\\1\\[]", Pattern.DOTALL);
+
+    @Test
+    void shouldShowEveryRecipeVerbatimInTheKafkaDoc() throws IOException {
+        final Path module = Path.of("").toAbsolutePath();
+        final Path source = module.resolve("src/test/java/dev/mighty/mailbox/kafka/KafkaRecipesTest.java");
+        final Path doc = findUp(module, "docs/kafka.md");
+        final Map<String, String> recipes = regions(Files.readString(source, StandardCharsets.UTF_8));
+        assertThat(recipes.keySet()).containsExactly("send", "receive", "recv-loop");
+        final String text = Files.readString(doc, StandardCharsets.UTF_8);
+        for (Map.Entry<String, String> recipe : recipes.entrySet()) {
+            assertThat(text).as("docs/kafka.md shows recipe '%s' as in KafkaRecipesTest", recipe.getKey())
+                    .contains("```java\n" + recipe.getValue() + "\n```");
+        }
+    }
+
+    /** @return each region's lines, with the indentation of its least indented line removed */
+    private static Map<String, String> regions(String source) {
+        final Map<String, String> regions = new LinkedHashMap<>();
+        final Matcher matcher = REGION.matcher(source);
+        while (matcher.find()) {
+            final List<String> lines = new ArrayList<>(List.of(matcher.group(2).split("\\R", -1)));
+            final int indent = lines.stream()
+                    .filter(line -> !line.isBlank())
+                    .mapToInt(line -> line.length() - line.stripLeading().length())
+                    .min()
+                    .orElse(0);
+            lines.replaceAll(line -> line.isBlank() ? "" : line.substring(indent));
+            regions.put(matcher.group(1), String.join("\n", lines));
+        }
+        return regions;
+    }
+
+    private static Path findUp(Path from, String relative) {
+        for (Path dir = from; dir != null; dir = dir.getParent()) {
+            final Path candidate = dir.resolve(relative);
+            if (Files.isRegularFile(candidate)) {
+                return candidate;
+            }
+        }
+        throw new AssertionError(relative + " not found above " + from);
+    }
+}

@@ -1,0 +1,144 @@
+package dev.mighty.mailbox.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The acknowledgement ledger on its own: what may be committed, whatever the order of acknowledgements. */
+@Tag("kafka")
+@Timeout(30)
+class PartitionAcksTest {
+    private static final TopicPartition TP = new TopicPartition("t", 0);
+
+    private static ConsumerRecord<String, String> record(long offset) {
+        return new ConsumerRecord<>("t", 0, offset, null, "v" + offset);
+    }
+
+    @Test
+    void shouldCommitNothingWhenNothingWasDelivered() {
+        final PartitionAcks acks = new PartitionAcks(TP, 1);
+        assertThat(acks.commitOffset()).isEqualTo(-1L);
+        assertThat(acks.allAcknowledged()).isTrue();
+    }
+
+    @Test
+    void shouldCommitTheOldestUnacknowledgedOffsetWhenAcksComeOutOfOrder() {
+        final PartitionAcks acks = new PartitionAcks(TP, 1);
+        final List<ReceivedRecord<String, String>> delivered = new ArrayList<>();
+        for (long offset = 10; offset < 15; offset++) {
+            delivered.add(acks.deliver(record(offset)));
+        }
+        assertThat(acks.commitOffset()).isEqualTo(10L);
+        delivered.get(3).acknowledge();
+        delivered.get(1).acknowledge();
+        assertThat(acks.commitOffset()).isEqualTo(10L); // 10 still open
+        delivered.get(0).acknowledge();
+        assertThat(acks.commitOffset()).isEqualTo(12L);
+        delivered.get(2).acknowledge();
+        assertThat(acks.commitOffset()).isEqualTo(14L);
+        assertThat(acks.allAcknowledged()).isFalse();
+        delivered.get(4).acknowledge();
+        delivered.get(4).acknowledge(); // idempotent
+        assertThat(acks.commitOffset()).isEqualTo(15L); // one past the last delivered
+        assertThat(acks.allAcknowledged()).isTrue();
+    }
+
+    @Test
+    void shouldCommitPastSkippedRecordsAndGapsInTheOffsets() {
+        final PartitionAcks acks = new PartitionAcks(TP, 1);
+        final ReceivedRecord<String, String> first = acks.deliver(record(0));
+        acks.skip(1);                                                       // a poison record
+        final ReceivedRecord<String, String> third = acks.deliver(record(5)); // a gap (compaction, markers)
+        first.acknowledge();
+        assertThat(acks.commitOffset()).isEqualTo(5L);
+        third.acknowledge();
+        assertThat(acks.commitOffset()).isEqualTo(6L);
+    }
+
+    @Test
+    void shouldNotLetAStaleRecordsAckMoveTheNextAssignmentsOffset() {
+        final PartitionAcks first = new PartitionAcks(TP, 1);
+        final ReceivedRecord<String, String> stale = first.deliver(record(0));
+        first.revoke();
+        assertThat(stale.isRevoked()).isTrue();
+        final PartitionAcks second = new PartitionAcks(TP, 2); // the partition assigned again, from offset 0
+        final ReceivedRecord<String, String> fresh = second.deliver(record(0));
+        stale.acknowledge();
+        assertThat(second.commitOffset()).as("the stale ack is not the fresh record's").isEqualTo(0L);
+        assertThat(fresh.isRevoked()).isFalse();
+        assertThat(fresh.assignmentEpoch()).isNotEqualTo(stale.assignmentEpoch());
+        fresh.acknowledge();
+        assertThat(second.commitOffset()).isEqualTo(1L);
+    }
+
+    @Test
+    void shouldNeverCommitPastAnUnacknowledgedRecordWhileTwoThreadsAcknowledgeInRandomOrder() throws Exception {
+        final int count = 10 * PartitionAcks.CHUNK + 17; // several chunks, the last one partly used
+        final Random random = new Random(42);
+        for (int round = 0; round < 20; round++) {
+            final PartitionAcks acks = new PartitionAcks(TP, round);
+            final List<ReceivedRecord<String, String>> delivered = new ArrayList<>();
+            for (long offset = 0; offset < count; offset++) {
+                delivered.add(acks.deliver(record(offset)));
+            }
+            final List<ReceivedRecord<String, String>> shuffled = new ArrayList<>(delivered);
+            Collections.shuffle(shuffled, random);
+            final boolean[] acked = new boolean[count]; // written before each ack, by the acking thread
+            final Object lock = new Object();
+            final CyclicBarrier start = new CyclicBarrier(3);
+            final AtomicReference<Throwable> failure = new AtomicReference<>();
+            final List<Thread> ackers = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                final int from = t * count / 2;
+                final int to = (t + 1) * count / 2;
+                final Thread acker = new Thread(() -> {
+                    try {
+                        start.await(10, TimeUnit.SECONDS);
+                        for (ReceivedRecord<String, String> r : shuffled.subList(from, to)) {
+                            synchronized (lock) {
+                                acked[(int) r.record().offset()] = true;
+                            }
+                            r.acknowledge();
+                        }
+                    } catch (Throwable e) {
+                        failure.set(e);
+                    }
+                });
+                acker.start();
+                ackers.add(acker);
+            }
+            start.await(10, TimeUnit.SECONDS);
+            long previous = 0;
+            while (previous < count) {
+                final long offset = acks.commitOffset(); // the poll thread's view, raced with the acks
+                assertThat(offset).isGreaterThanOrEqualTo(previous);
+                synchronized (lock) {
+                    for (long o = previous; o < offset; o++) {
+                        assertThat(acked[(int) o]).as("committed past %s, which was not acknowledged", o).isTrue();
+                    }
+                }
+                previous = offset;
+                if (failure.get() != null) {
+                    break;
+                }
+            }
+            for (Thread acker : ackers) {
+                acker.join(10_000);
+            }
+            assertThat(failure.get()).isNull();
+            assertThat(acks.commitOffset()).isEqualTo(count);
+        }
+    }
+}
