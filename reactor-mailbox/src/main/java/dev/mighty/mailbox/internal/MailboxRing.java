@@ -3,6 +3,8 @@ package dev.mighty.mailbox.internal;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
+import java.util.ConcurrentModificationException;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -404,14 +406,16 @@ abstract class RingL5Pad extends RingCounterFields {
  * </pre>
  *
  * <h2>Threads</h2>
- * Any thread may call the send side ({@link #trySend}, {@link #send}, {@link #reserve},
+ * Any thread may call the send side ({@link #trySend}, {@link #send}, {@link #trySendMany(List, int, int)},
+ * {@link #sendMany(List, int, int)}, {@link #reserve},
  * {@link #sendReserved}, {@link #releaseReserved}), {@link #close()}, {@link #closeExceptionally} and the
  * read-only methods. The receive side ({@link #poll}, {@link #tryRecv}, {@link #recv}, {@link #tryRecvMany},
  * {@link #recvMany}, {@link #afterReceive}, {@link #awaitData(Wakeable)}) belongs to one consumer at a time.
  *
  * <h2>Progress</h2>
  * Claims are lock-free: a CAS fails only because another producer claimed, a reservation was granted or
- * the mailbox closed. The consumer's receive is wait-free while a slot is published; a receive that finds
+ * the mailbox closed. A batched send claims its whole run (as much of it as fits) with one CAS, so a run is
+ * admitted whole before a close or refused whole after it, and its messages are contiguous in the ring. The consumer's receive is wait-free while a slot is published; a receive that finds
  * a slot claimed but not yet published spins (yielding) until its producer publishes, as JCTools'
  * {@code poll} does. Blocking methods spin briefly, then park.
  *
@@ -509,6 +513,15 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     protected abstract void publish(long index, E msg);
 
     /**
+     * As {@link #publish}, but the caller wakes the consumer itself: a batched send publishes each slot of its
+     * run with this, then calls {@link #signalConsumer()} once. The default publishes and signals per slot
+     * (correct, one read of {@code consumerWaiter} more per message). Producer.
+     */
+    protected void publishQuiet(long index, E msg) {
+        publish(index, msg);
+    }
+
+    /**
      * Publishes a placeholder into the claimed slot {@code index}: {@link #poll()} frees it and moves on without
      * returning it. Used by {@link #reserve} to reset a saturated epoch (at most once per 63 grants without a
      * send), so {@link #admitted()} and {@link #received()} count these rare slots too.
@@ -603,6 +616,245 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         return true;
     }
 
+    // ------------------------------------------------------------------ batched send (runs)
+
+    /** {@link #claimRun} result: the mailbox is closed. */
+    private static final int RUN_CLOSED = -1;
+
+    /**
+     * Sends the run {@code batch[from .. to)} without waiting: claims as many slots as are free, up to the run,
+     * with one CAS, and publishes them. Any thread.
+     *
+     * @return how many were admitted, {@code batch[from]} first; 0 if the mailbox is full or the run empty
+     * @throws MailboxClosedException if closed (and the run is not empty): nothing was admitted
+     */
+    public final int trySendMany(List<? extends E> batch, int from, int to) {
+        final int n = checkRun(batch, null, from, to);
+        return n == 0 ? 0 : trySendRun(batch, null, from, n);
+    }
+
+    /** As {@link #trySendMany(List, int, int)}, from an array. */
+    public final int trySendMany(E[] batch, int from, int to) {
+        final int n = checkRun(null, batch, from, to);
+        return n == 0 ? 0 : trySendRun(null, batch, from, n);
+    }
+
+    /**
+     * Sends the run {@code batch[from .. to)}, parking while the mailbox is full, until all of it is admitted.
+     * Any thread.
+     *
+     * @return {@code to - from}, or fewer if the mailbox was closed (or the thread interrupted, its flag then set
+     *         again) after part of the run was admitted
+     * @throws MailboxClosedException if closed before any of the run was admitted
+     * @throws InterruptedException if interrupted on entry, or while parked before any of the run was admitted
+     */
+    public final int sendMany(List<? extends E> batch, int from, int to) throws InterruptedException {
+        final int n = checkRun(batch, null, from, to);
+        return sendRunBlocking(batch, null, from, n, NO_DEADLINE);
+    }
+
+    /** As {@link #sendMany(List, int, int)}, from an array. */
+    public final int sendMany(E[] batch, int from, int to) throws InterruptedException {
+        final int n = checkRun(null, batch, from, to);
+        return sendRunBlocking(null, batch, from, n, NO_DEADLINE);
+    }
+
+    /**
+     * As {@link #sendMany(List, int, int)}, parking at most {@code timeout} in all.
+     *
+     * @return how many were admitted: fewer than {@code to - from} also when the timeout elapsed first
+     */
+    public final int sendMany(List<? extends E> batch, int from, int to, Duration timeout)
+            throws InterruptedException {
+        final int n = checkRun(batch, null, from, to);
+        return sendRunBlocking(batch, null, from, n, deadline(timeout));
+    }
+
+    /** As {@link #sendMany(List, int, int, Duration)}, from an array. */
+    public final int sendMany(E[] batch, int from, int to, Duration timeout) throws InterruptedException {
+        final int n = checkRun(null, batch, from, to);
+        return sendRunBlocking(null, batch, from, n, deadline(timeout));
+    }
+
+    /**
+     * Checks a run before anything is claimed: the batch, the range (as {@code List.subList} and
+     * {@code Arrays.fill} do), then every element ({@code null}, then {@link #validate}). At most one of
+     * {@code list} and {@code array} is given; neither means the caller's batch was null.
+     *
+     * @return the run's length
+     */
+    private int checkRun(List<? extends E> list, E[] array, int from, int to) {
+        final int length = list != null ? list.size() : Objects.requireNonNull(array, "batch").length;
+        if (from > to) {
+            throw new IllegalArgumentException("from: " + from + " > to: " + to);
+        }
+        if (from < 0 || to > length) {
+            throw new IndexOutOfBoundsException("from: " + from + ", to: " + to + " (expected: 0 <= from <= to <= "
+                    + length + ")");
+        }
+        for (int i = from; i < to; i++) {
+            final E e = list != null ? list.get(i) : array[i];
+            if (e == null) {
+                throw new NullPointerException("batch element: index=" + i + " is null (from=" + from + ", to=" + to
+                        + "): nothing was admitted");
+            }
+            validate(e);
+        }
+        return to - from;
+    }
+
+    private int trySendRun(List<? extends E> list, E[] array, int from, int n) {
+        final int k = claimRun(list, array, from, n);
+        if (k == RUN_CLOSED) {
+            throw rejectClosed("trySendMany");
+        }
+        if (k < n) {
+            REFUSED.getAndAdd(this, 1L); // the run was cut short, or refused whole, because the mailbox is full
+        }
+        return k;
+    }
+
+    /**
+     * Claims up to {@code n} slots with one CAS and publishes {@code batch[from .. from + k)} into them: the
+     * batched {@link #claim()}. The CAS validates the closed bit and the reservation epoch as a single claim's
+     * does, so the run is admitted whole before a close (or a reservation's epoch bump), or not at all after it.
+     * Any thread.
+     *
+     * @return {@code k}, how many were admitted (0 when full), or {@link #RUN_CLOSED}
+     */
+    private int claimRun(List<? extends E> list, E[] array, int from, int n) {
+        final int capacity = this.capacity;
+        long limit = lvProducerLimit();
+        for (;;) {
+            final long word = lvProducerIndex();
+            if ((word & CLOSED) != 0) {
+                return RUN_CLOSED;
+            }
+            final long index = word >>> INDEX_SHIFT;
+            // NOTE: 'reserved' after 'word', clamped at 0: as in claim().
+            final long reserved = Math.max(0L, lvReserved());
+            long room = limit - index - reserved;
+            if (room < n) {
+                // pairs with soConsumerIndex in poll(): the slots we may claim have been freed by the consumer
+                final long cIndex = lvConsumerIndex();
+                limit = cIndex + capacity;
+                sampleOccupancy(index - cIndex);
+                room = limit - index - reserved;
+                if (room <= 0) {
+                    return 0;
+                }
+                soProducerLimit(limit); // NOTE: may overwrite a newer limit with an older one: only conservative
+            }
+            final int k = (int) Math.min(n, room);
+            if (casProducerIndex(word, (index + k) << INDEX_SHIFT)) {
+                publishRun(list, array, from, index, k);
+                return k;
+            }
+        }
+    }
+
+    /**
+     * Publishes the claimed slots {@code index .. index + k} in order, then wakes the consumer once (the claim CAS
+     * is the store of the Dekker pair with the consumer's registration, as for a single send). A claimed slot is
+     * never left unpublished: if the batch changed under us (an element now null, a {@code get} that throws),
+     * the rest of the run becomes placeholders the consumer skips, and the exception is thrown after.
+     */
+    private void publishRun(List<? extends E> list, E[] array, int from, long index, int k) {
+        int i = 0;
+        try {
+            if (array != null) {
+                for (; i < k; i++) {
+                    publishQuiet(index + i, checkUnchanged(array[from + i], from + i));
+                }
+            } else {
+                for (; i < k; i++) {
+                    publishQuiet(index + i, checkUnchanged(list.get(from + i), from + i));
+                }
+            }
+        } finally {
+            for (; i < k; i++) {
+                publishSkip(index + i);
+            }
+            signalConsumer();
+        }
+    }
+
+    private static <E> E checkUnchanged(E e, int i) {
+        if (e == null) {
+            throw new ConcurrentModificationException("batch element: index=" + i + " became null while it was "
+                    + "being sent; the elements before it were admitted");
+        }
+        return e;
+    }
+
+    /** The blocking loop of {@code sendMany}: claims runs until {@code n} are in, parking while full. */
+    private int sendRunBlocking(List<? extends E> list, E[] array, int from, int n, long deadline)
+            throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        int sent = 0;
+        for (int spins = 0; sent < n; spins++) {
+            int k = claimRun(list, array, from + sent, n - sent);
+            if (k > 0) {
+                sent += k;
+                spins = -1; // progress: a fresh spin budget for the rest of the run, as a new send would have
+                continue;
+            }
+            if (k == RUN_CLOSED) {
+                return closedDuringRun(sent);
+            }
+            final Thread self = Thread.currentThread();
+            if (deadline == NO_DEADLINE && consumerThread == self) {
+                throw new IllegalStateException("sendMany would wait forever: the mailbox is full and the caller is "
+                        + "its consumer, the only thread that can make room: name=" + name + ", capacity=" + capacity
+                        + ", admitted=" + sent + " of " + n);
+            }
+            long remaining = 0L;
+            if (deadline != NO_DEADLINE && (remaining = deadline - System.nanoTime()) <= 0L) {
+                REFUSED.getAndAdd(this, 1L);
+                return sent;
+            }
+            if (spins < SEND_SPINS + SEND_YIELDS) {
+                if (spins < SEND_SPINS) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.yield();
+                }
+                continue;
+            }
+            // As in claimBlocking: the push is a full fence before the retry's read of consumerIndex.
+            pushWaiter(PRODUCER_WAITERS, self);
+            k = claimRun(list, array, from + sent, n - sent);
+            if (k > 0) {
+                sent += k;
+                spins = -1;
+                continue;
+            }
+            if (k == RUN_CLOSED) {
+                return closedDuringRun(sent);
+            }
+            parkProducer(deadline, remaining);
+            if (Thread.interrupted()) {
+                if (sent == 0) {
+                    throw new InterruptedException();
+                }
+                Thread.currentThread().interrupt(); // part of the run is in: report it, and keep the interrupt
+                return sent;
+            }
+        }
+        return sent;
+    }
+
+    /** The mailbox closed before the rest of a blocking run was admitted: throws if none was, else counts. */
+    private int closedDuringRun(int sent) {
+        if (sent == 0) {
+            throw rejectClosed("sendMany");
+        }
+        REJECTED_CLOSED.getAndAdd(this, 1L);
+        return sent;
+    }
+
     /** Counts a refused or rejected claim: false when full, throws when closed. */
     protected final boolean refused(long claimResult, String op) {
         if (claimResult == CLAIM_CLOSED) {
@@ -667,22 +919,27 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             if (retry == CLAIM_CLOSED) {
                 throw rejectClosed(op);
             }
-            PARKED_PRODUCERS.getAndAdd(this, 1);
-            PRODUCER_PARKS.getAndAdd(this, 1L);
-            final Object parkEvent = MailboxEvents.producerParking(); // JFR ProducerParked; null unless recorded
-            try {
-                if (deadline == NO_DEADLINE) {
-                    LockSupport.park(this);
-                } else {
-                    LockSupport.parkNanos(this, remaining);
-                }
-            } finally {
-                PARKED_PRODUCERS.getAndAdd(this, -1);
-                MailboxEvents.producerParked(parkEvent, this);
-            }
+            parkProducer(deadline, remaining);
             if (Thread.interrupted()) {
                 throw new InterruptedException();
             }
+        }
+    }
+
+    /** Parks a producer that has pushed itself on {@code producerWaiters} and found no room again; counts it. */
+    private void parkProducer(long deadline, long remaining) {
+        PARKED_PRODUCERS.getAndAdd(this, 1);
+        PRODUCER_PARKS.getAndAdd(this, 1L);
+        final Object parkEvent = MailboxEvents.producerParking(); // JFR ProducerParked; null unless recorded
+        try {
+            if (deadline == NO_DEADLINE) {
+                LockSupport.park(this);
+            } else {
+                LockSupport.parkNanos(this, remaining);
+            }
+        } finally {
+            PARKED_PRODUCERS.getAndAdd(this, -1);
+            MailboxEvents.producerParked(parkEvent, this);
         }
     }
 
