@@ -43,6 +43,8 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  * Goals (issue #14): {@code spsc_send_many} &lt;= 1.3x {@code jctools_spsc_offer}; {@code mpsc_send_many} &lt;= 0.7x
  * {@code mpsc_send}; 0 B/msg ({@code -prof gc}).
  *
+ * <p>{@code local_*}: the same paths on one thread (send a run, receive it), for their instruction cost.
+ *
  * <p>{@code frames}: whether a batched claim pays on the slab, where each frame's copy into its slot costs more
  * than the claim: the same preallocated 32-byte {@link MessageFrame}s sent one {@code send} at a time
  * ({@code EACH}) or {@code sendMany} runs of {@value #RUN} ({@code RUN}), received with {@code recvFrames}.
@@ -215,6 +217,97 @@ public class BatchedSendBenchmark {
     @OperationsPerInvocation(MESSAGES)
     public Object jctools_spsc_fill(SpscFillRing s, Control control) {
         return MailboxThroughputBenchmark.drain(s, control);
+    }
+
+    // ------------------------------------------------------------------ one thread: the instruction cost
+
+    /**
+     * Send a run of {@value #RUN} and receive it on the benchmark thread alone: no cache line crosses cores, so the
+     * scores are the instruction cost of each path (what the CAS per message costs, and what one per run saves),
+     * steady on a machine too busy for the cross-core rows.
+     */
+    @State(Scope.Thread)
+    public static class Local {
+        final Object[] run = new Object[RUN];
+        final Sink sink = new Sink();
+        final Mailbox<Object> mpsc = Mailboxes.bounded(CAPACITY);
+        final Mailbox<Object> spsc = Mailboxes.builder().capacity(CAPACITY).singleProducer().build();
+        final SpscArrayQueue<Object> ring = new SpscArrayQueue<>(CAPACITY);
+        final MessagePassingQueue.Supplier<Object> supplier = () -> OneToOneState.MESSAGE;
+        final FrameMailbox frames = Mailboxes.frames(CAPACITY);
+        final MessageFrame[] frameRun = new MessageFrame[RUN];
+
+        {
+            Arrays.fill(run, OneToOneState.MESSAGE);
+            for (int i = 0; i < RUN; i++) {
+                frameRun[i] = MessageFrame.of(7, i, new byte[32]);
+            }
+        }
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(RUN)
+    public long local_frames_send(Local s) throws InterruptedException {
+        final FrameMailbox frames = s.frames;
+        for (MessageFrame f : s.frameRun) {
+            frames.send(f);
+        }
+        frames.tryRecvFrames(s.sink, RUN);
+        return s.sink.frameIds;
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(RUN)
+    public long local_frames_send_many(Local s) throws InterruptedException {
+        s.frames.sendMany(s.frameRun, 0, RUN);
+        s.frames.tryRecvFrames(s.sink, RUN);
+        return s.sink.frameIds;
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(RUN)
+    public Object local_mpsc_send(Local s) throws InterruptedException {
+        final Mailbox<Object> mailbox = s.mpsc;
+        for (Object m : s.run) {
+            mailbox.send(m);
+        }
+        mailbox.tryRecvMany(s.sink, RUN);
+        return s.sink.last;
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(RUN)
+    public Object local_mpsc_send_many(Local s) throws InterruptedException {
+        s.mpsc.sendMany(s.run, 0, RUN);
+        s.mpsc.tryRecvMany(s.sink, RUN);
+        return s.sink.last;
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(RUN)
+    public Object local_spsc_send_many(Local s) throws InterruptedException {
+        s.spsc.sendMany(s.run, 0, RUN);
+        s.spsc.tryRecvMany(s.sink, RUN);
+        return s.sink.last;
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(RUN)
+    public Object local_jctools_spsc_offer(Local s) {
+        final SpscArrayQueue<Object> ring = s.ring;
+        for (Object m : s.run) {
+            ring.offer(m);
+        }
+        ring.drain(s.sink, RUN);
+        return s.sink.last;
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(RUN)
+    public Object local_jctools_spsc_fill(Local s) {
+        s.ring.fill(s.supplier, RUN);
+        s.ring.drain(s.sink, RUN);
+        return s.sink.last;
     }
 
     /*
