@@ -227,7 +227,8 @@ class BatchedSendTest {
         assertThat(mb.trySend(v.message(MailboxVariant.id(0, 5)))).isTrue();
         final List<Long> expected = ids(0, 0, 2);
         expected.add(MailboxVariant.id(0, 5));
-        assertThat(drainIds(v, mb)).as("the 3 claimed slots not stored are skipped").containsExactlyElementsOf(expected);
+        assertThat(drainIds(v, mb)).as("the 3 claimed slots not stored are skipped")
+                .containsExactlyElementsOf(expected);
         mb.close();
         assertThat(mb.isTerminated()).isTrue();
         assertThat(mb.recv(Duration.ofSeconds(5))).isNull();

@@ -3,7 +3,6 @@ package dev.mighty.mailbox.internal;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.ConcurrentModificationException;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -414,8 +413,9 @@ abstract class RingL5Pad extends RingCounterFields {
  *
  * <h2>Progress</h2>
  * Claims are lock-free: a CAS fails only because another producer claimed, a reservation was granted or
- * the mailbox closed. A batched send claims its whole run (as much of it as fits) with one CAS, so a run is
- * admitted whole before a close or refused whole after it, and its messages are contiguous in the ring. The consumer's receive is wait-free while a slot is published; a receive that finds
+ * the mailbox closed. A batched send ({@link RunClaim}) claims its run, as much of it as fits, with one CAS: a
+ * run is admitted whole before a close or refused whole after it, contiguous in the ring. The consumer's
+ * receive is wait-free while a slot is published; a receive that finds
  * a slot claimed but not yet published spins (yielding) until its producer publishes, as JCTools'
  * {@code poll} does. Blocking methods spin briefly, then park.
  *
@@ -616,10 +616,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         return true;
     }
 
-    // ------------------------------------------------------------------ batched send (runs)
-
-    /** {@link #claimRun} result: the mailbox is closed. */
-    private static final int RUN_CLOSED = -1;
+    // ------------------------------------------------------------------ batched send (runs: see RunClaim)
 
     /**
      * Sends the run {@code batch[from .. to)} without waiting: claims as many slots as are free, up to the run,
@@ -629,14 +626,14 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * @throws MailboxClosedException if closed (and the run is not empty): nothing was admitted
      */
     public final int trySendMany(List<? extends E> batch, int from, int to) {
-        final int n = checkRun(batch, null, from, to);
-        return n == 0 ? 0 : trySendRun(batch, null, from, n);
+        final int n = RunClaim.checkRun(this, batch, null, from, to);
+        return n == 0 ? 0 : RunClaim.trySendRun(this, batch, null, from, n);
     }
 
     /** As {@link #trySendMany(List, int, int)}, from an array. */
     public final int trySendMany(E[] batch, int from, int to) {
-        final int n = checkRun(null, batch, from, to);
-        return n == 0 ? 0 : trySendRun(null, batch, from, n);
+        final int n = RunClaim.checkRun(this, null, batch, from, to);
+        return n == 0 ? 0 : RunClaim.trySendRun(this, null, batch, from, n);
     }
 
     /**
@@ -649,14 +646,14 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * @throws InterruptedException if interrupted on entry, or while parked before any of the run was admitted
      */
     public final int sendMany(List<? extends E> batch, int from, int to) throws InterruptedException {
-        final int n = checkRun(batch, null, from, to);
-        return sendRunBlocking(batch, null, from, n, NO_DEADLINE);
+        final int n = RunClaim.checkRun(this, batch, null, from, to);
+        return RunClaim.sendRunBlocking(this, batch, null, from, n, NO_DEADLINE);
     }
 
     /** As {@link #sendMany(List, int, int)}, from an array. */
     public final int sendMany(E[] batch, int from, int to) throws InterruptedException {
-        final int n = checkRun(null, batch, from, to);
-        return sendRunBlocking(null, batch, from, n, NO_DEADLINE);
+        final int n = RunClaim.checkRun(this, null, batch, from, to);
+        return RunClaim.sendRunBlocking(this, null, batch, from, n, NO_DEADLINE);
     }
 
     /**
@@ -666,193 +663,14 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      */
     public final int sendMany(List<? extends E> batch, int from, int to, Duration timeout)
             throws InterruptedException {
-        final int n = checkRun(batch, null, from, to);
-        return sendRunBlocking(batch, null, from, n, deadline(timeout));
+        final int n = RunClaim.checkRun(this, batch, null, from, to);
+        return RunClaim.sendRunBlocking(this, batch, null, from, n, deadline(timeout));
     }
 
     /** As {@link #sendMany(List, int, int, Duration)}, from an array. */
     public final int sendMany(E[] batch, int from, int to, Duration timeout) throws InterruptedException {
-        final int n = checkRun(null, batch, from, to);
-        return sendRunBlocking(null, batch, from, n, deadline(timeout));
-    }
-
-    /**
-     * Checks a run before anything is claimed: the batch, the range (as {@code List.subList} and
-     * {@code Arrays.fill} do), then every element ({@code null}, then {@link #validate}). At most one of
-     * {@code list} and {@code array} is given; neither means the caller's batch was null.
-     *
-     * @return the run's length
-     */
-    private int checkRun(List<? extends E> list, E[] array, int from, int to) {
-        final int length = list != null ? list.size() : Objects.requireNonNull(array, "batch").length;
-        if (from > to) {
-            throw new IllegalArgumentException("from: " + from + " > to: " + to);
-        }
-        if (from < 0 || to > length) {
-            throw new IndexOutOfBoundsException("from: " + from + ", to: " + to + " (expected: 0 <= from <= to <= "
-                    + length + ")");
-        }
-        for (int i = from; i < to; i++) {
-            final E e = list != null ? list.get(i) : array[i];
-            if (e == null) {
-                throw new NullPointerException("batch element: index=" + i + " is null (from=" + from + ", to=" + to
-                        + "): nothing was admitted");
-            }
-            validate(e);
-        }
-        return to - from;
-    }
-
-    private int trySendRun(List<? extends E> list, E[] array, int from, int n) {
-        final int k = claimRun(list, array, from, n);
-        if (k == RUN_CLOSED) {
-            throw rejectClosed("trySendMany");
-        }
-        if (k < n) {
-            REFUSED.getAndAdd(this, 1L); // the run was cut short, or refused whole, because the mailbox is full
-        }
-        return k;
-    }
-
-    /**
-     * Claims up to {@code n} slots with one CAS and publishes {@code batch[from .. from + k)} into them: the
-     * batched {@link #claim()}. The CAS validates the closed bit and the reservation epoch as a single claim's
-     * does, so the run is admitted whole before a close (or a reservation's epoch bump), or not at all after it.
-     * Any thread.
-     *
-     * @return {@code k}, how many were admitted (0 when full), or {@link #RUN_CLOSED}
-     */
-    private int claimRun(List<? extends E> list, E[] array, int from, int n) {
-        final int capacity = this.capacity;
-        long limit = lvProducerLimit();
-        for (;;) {
-            final long word = lvProducerIndex();
-            if ((word & CLOSED) != 0) {
-                return RUN_CLOSED;
-            }
-            final long index = word >>> INDEX_SHIFT;
-            // NOTE: 'reserved' after 'word', clamped at 0: as in claim().
-            final long reserved = Math.max(0L, lvReserved());
-            long room = limit - index - reserved;
-            if (room < n) {
-                // pairs with soConsumerIndex in poll(): the slots we may claim have been freed by the consumer
-                final long cIndex = lvConsumerIndex();
-                limit = cIndex + capacity;
-                sampleOccupancy(index - cIndex);
-                room = limit - index - reserved;
-                if (room <= 0) {
-                    return 0;
-                }
-                soProducerLimit(limit); // NOTE: may overwrite a newer limit with an older one: only conservative
-            }
-            final int k = (int) Math.min(n, room);
-            if (casProducerIndex(word, (index + k) << INDEX_SHIFT)) {
-                publishRun(list, array, from, index, k);
-                return k;
-            }
-        }
-    }
-
-    /**
-     * Publishes the claimed slots {@code index .. index + k} in order, then wakes the consumer once (the claim CAS
-     * is the store of the Dekker pair with the consumer's registration, as for a single send). A claimed slot is
-     * never left unpublished: if the batch changed under us (an element now null, a {@code get} that throws),
-     * the rest of the run becomes placeholders the consumer skips, and the exception is thrown after.
-     */
-    private void publishRun(List<? extends E> list, E[] array, int from, long index, int k) {
-        int i = 0;
-        try {
-            if (array != null) {
-                for (; i < k; i++) {
-                    publishQuiet(index + i, checkUnchanged(array[from + i], from + i));
-                }
-            } else {
-                for (; i < k; i++) {
-                    publishQuiet(index + i, checkUnchanged(list.get(from + i), from + i));
-                }
-            }
-        } finally {
-            for (; i < k; i++) {
-                publishSkip(index + i);
-            }
-            signalConsumer();
-        }
-    }
-
-    private static <E> E checkUnchanged(E e, int i) {
-        if (e == null) {
-            throw new ConcurrentModificationException("batch element: index=" + i + " became null while it was "
-                    + "being sent; the elements before it were admitted");
-        }
-        return e;
-    }
-
-    /** The blocking loop of {@code sendMany}: claims runs until {@code n} are in, parking while full. */
-    private int sendRunBlocking(List<? extends E> list, E[] array, int from, int n, long deadline)
-            throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException();
-        }
-        int sent = 0;
-        for (int spins = 0; sent < n; spins++) {
-            int k = claimRun(list, array, from + sent, n - sent);
-            if (k > 0) {
-                sent += k;
-                spins = -1; // progress: a fresh spin budget for the rest of the run, as a new send would have
-                continue;
-            }
-            if (k == RUN_CLOSED) {
-                return closedDuringRun(sent);
-            }
-            final Thread self = Thread.currentThread();
-            if (deadline == NO_DEADLINE && consumerThread == self) {
-                throw new IllegalStateException("sendMany would wait forever: the mailbox is full and the caller is "
-                        + "its consumer, the only thread that can make room: name=" + name + ", capacity=" + capacity
-                        + ", admitted=" + sent + " of " + n);
-            }
-            long remaining = 0L;
-            if (deadline != NO_DEADLINE && (remaining = deadline - System.nanoTime()) <= 0L) {
-                REFUSED.getAndAdd(this, 1L);
-                return sent;
-            }
-            if (spins < SEND_SPINS + SEND_YIELDS) {
-                if (spins < SEND_SPINS) {
-                    Thread.onSpinWait();
-                } else {
-                    Thread.yield();
-                }
-                continue;
-            }
-            // As in claimBlocking: the push is a full fence before the retry's read of consumerIndex.
-            pushWaiter(PRODUCER_WAITERS, self);
-            k = claimRun(list, array, from + sent, n - sent);
-            if (k > 0) {
-                sent += k;
-                spins = -1;
-                continue;
-            }
-            if (k == RUN_CLOSED) {
-                return closedDuringRun(sent);
-            }
-            parkProducer(deadline, remaining);
-            if (Thread.interrupted()) {
-                if (sent == 0) {
-                    throw new InterruptedException();
-                }
-                Thread.currentThread().interrupt(); // part of the run is in: report it, and keep the interrupt
-                return sent;
-            }
-        }
-        return sent;
-    }
-
-    /** The mailbox closed before the rest of a blocking run was admitted: throws if none was, else counts. */
-    private int closedDuringRun(int sent) {
-        if (sent == 0) {
-            throw rejectClosed("sendMany");
-        }
-        REJECTED_CLOSED.getAndAdd(this, 1L);
-        return sent;
+        final int n = RunClaim.checkRun(this, null, batch, from, to);
+        return RunClaim.sendRunBlocking(this, null, batch, from, n, deadline(timeout));
     }
 
     /** Counts a refused or rejected claim: false when full, throws when closed. */
@@ -927,7 +745,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     }
 
     /** Parks a producer that has pushed itself on {@code producerWaiters} and found no room again; counts it. */
-    private void parkProducer(long deadline, long remaining) {
+    final void parkProducer(long deadline, long remaining) {
         PARKED_PRODUCERS.getAndAdd(this, 1);
         PRODUCER_PARKS.getAndAdd(this, 1L);
         final Object parkEvent = MailboxEvents.producerParking(); // JFR ProducerParked; null unless recorded
@@ -1115,7 +933,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         }
     }
 
-    private void pushWaiter(VarHandle stack, Object waiter) {
+    final void pushWaiter(VarHandle stack, Object waiter) {
         for (;;) {
             final WaiterNode head = (WaiterNode) stack.getVolatile(this);
             if (stack.compareAndSet(this, head, new WaiterNode(waiter, head))) {

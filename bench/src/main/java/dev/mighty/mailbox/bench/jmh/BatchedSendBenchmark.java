@@ -35,8 +35,10 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  * {@code recvMany}/{@code drain}, 10,000 messages per operation through capacity 1024, scored per message), with
  * its comparators in the same class so one run compares them:
  * <ul>
- *     <li>{@code mpsc_send}: the per-message {@code send} into the MPSC mailbox (= {@code batched_recv_empty_payload});</li>
- *     <li>{@code jctools_spsc_offer}: the bare {@link SpscArrayQueue}, {@code offer} per message (= {@code jctools_spsc_drain});</li>
+ *     <li>{@code mpsc_send}: the per-message {@code send} into the MPSC mailbox
+ *     (= {@code batched_recv_empty_payload});</li>
+ *     <li>{@code jctools_spsc_offer}: the bare {@link SpscArrayQueue}, {@code offer} per message
+ *     (= {@code jctools_spsc_drain});</li>
  *     <li>{@code jctools_spsc_fill}: the same ring fed runs of {@value #RUN} with its own batched producer API,
  *     {@code fill(supplier, limit)}, which stores the run and publishes the producer index once.</li>
  * </ul>
@@ -58,7 +60,7 @@ public class BatchedSendBenchmark {
     /** Messages per run: what the producer hands over at once. */
     public static final int RUN = 32;
 
-    /** The producer sends {@code sendMany(run, 0, k)}, k = {@value #RUN} (the last run of an operation may be shorter). */
+    /** The producer sends {@code sendMany(run, 0, k)}, k = {@value #RUN} (an operation's last run may be shorter). */
     public abstract static class RunMailboxState extends MailboxThroughputBenchmark.MailboxState {
         final Object[] run = new Object[RUN];
 
@@ -92,7 +94,7 @@ public class BatchedSendBenchmark {
         }
     }
 
-    /** The bare {@link SpscArrayQueue} fed with {@code fill}: at most {@value #RUN} per call, spinning (then yielding) when full. */
+    /** The bare {@link SpscArrayQueue} fed with {@code fill}: up to {@value #RUN} per call; spin, then yield, when full. */
     @State(Scope.Thread)
     public static class SpscFillRing extends MailboxThroughputBenchmark.RingState {
         private static final MessagePassingQueue.Supplier<Object> SUPPLIER = () -> MESSAGE;
