@@ -36,6 +36,11 @@ final class ArrayMailbox<T> extends MailboxRing<T> implements Mailbox<T> {
     }
 
     @Override
+    protected void publishQuiet(long index, T msg) {
+        soRefElement(buffer, (int) (index & mask), msg); // as publish(); the batched send signals once per run
+    }
+
+    @Override
     protected void publishSkip(long index) {
         soRefElement(buffer, (int) (index & mask), SKIP);
         signalConsumer();

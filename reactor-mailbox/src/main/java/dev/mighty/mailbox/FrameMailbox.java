@@ -2,6 +2,7 @@ package dev.mighty.mailbox;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Consumer;
 
 import dev.mighty.mailbox.internal.MailboxRing;
@@ -157,6 +158,39 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
     @Override
     public boolean send(MessageFrame msg, Duration timeout) throws InterruptedException {
         return ring.send(msg, timeout);
+    }
+
+    /** @throws IllegalArgumentException if a payload is larger than {@link #maxPayload()} (nothing is admitted) */
+    @Override
+    public int trySendMany(List<? extends MessageFrame> batch, int from, int to) {
+        return ring.trySendMany(batch, from, to);
+    }
+
+    /** @throws IllegalArgumentException if a payload is larger than {@link #maxPayload()} (nothing is admitted) */
+    @Override
+    public int trySendMany(MessageFrame[] batch, int from, int to) {
+        return ring.trySendMany(batch, from, to);
+    }
+
+    @Override
+    public int sendMany(List<? extends MessageFrame> batch, int from, int to) throws InterruptedException {
+        return ring.sendMany(batch, from, to);
+    }
+
+    @Override
+    public int sendMany(MessageFrame[] batch, int from, int to) throws InterruptedException {
+        return ring.sendMany(batch, from, to);
+    }
+
+    @Override
+    public int sendMany(List<? extends MessageFrame> batch, int from, int to, Duration timeout)
+            throws InterruptedException {
+        return ring.sendMany(batch, from, to, timeout);
+    }
+
+    @Override
+    public int sendMany(MessageFrame[] batch, int from, int to, Duration timeout) throws InterruptedException {
+        return ring.sendMany(batch, from, to, timeout);
     }
 
     @Override

@@ -1,6 +1,8 @@
 package dev.mighty.mailbox;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
@@ -8,7 +10,8 @@ import java.util.function.Consumer;
  * single-producer}) send messages to exactly one consumer, in FIFO order per producer.
  *
  * <h2>Threads</h2>
- * Any thread may call the send methods ({@code trySend}, {@code send}), {@link #close()},
+ * Any thread may call the send methods ({@code trySend}, {@code send}, {@code trySendMany}, {@code sendMany}),
+ * {@link #close()},
  * {@link #closeExceptionally(Throwable)} and the read-only methods ({@code isClosed}, {@code isTerminated},
  * {@code closeCause}, {@code capacity}, {@code size}, {@code stats}). The receive methods ({@code tryRecv},
  * {@code recv}, {@code tryRecvMany}, {@code recvMany}) may be called by <b>one consumer at a time</b>:
@@ -22,7 +25,8 @@ import java.util.function.Consumer;
  * the mailbox is full and {@code recv}/{@code recvMany} park while it is empty: after a short bounded spin
  * the thread parks with {@link java.util.concurrent.locks.LockSupport}, and no thread ever spins endlessly.
  * A producer pays for a wake-up only on the empty&rarr;non-empty edge while the consumer is parked, and the
- * consumer only when a producer is parked on a full mailbox.
+ * consumer only when a producer is parked on a full mailbox. A batched send ({@code trySendMany},
+ * {@code sendMany}) pays one atomic claim per run instead of one per message.
  *
  * <h2>Visibility</h2>
  * Everything a producer wrote before a successful send happens-before the consumer's receipt of that
@@ -35,7 +39,8 @@ import java.util.function.Consumer;
  *
  * <h2>Close</h2>
  * Close is linearizable with sends: a send racing {@code close()} either fails with
- * {@link MailboxClosedException} or its message is received before end of stream. What was sent before
+ * {@link MailboxClosedException} or its message is received before end of stream. A batched send claims its
+ * run with one atomic step, so a run is admitted whole before the close or refused whole after it. What was sent before
  * the close stays receivable; end of stream is reported once the mailbox is closed and drained.
  *
  * <p>This interface is sealed: the adapters rely on hooks inside the implementations.
@@ -80,6 +85,102 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
      * @throws MailboxClosedException if the mailbox is or becomes closed before the message is admitted
      */
     boolean send(T msg, Duration timeout) throws InterruptedException;
+
+    /**
+     * Sends the run {@code batch.get(from) .. batch.get(to - 1)} without waiting: as many of its messages as the
+     * mailbox has room for, in order, claimed with <b>one</b> atomic step. The caller keeps the rest (send them
+     * later from {@code from + returned}). Semantically similar to:
+     * <pre>{@code
+     * int n = 0;
+     * while (from + n < to && trySend(batch.get(from + n))) {
+     *     n++;
+     * }
+     * return n;
+     * }</pre>
+     * but every element is checked before anything is admitted, the run is admitted whole before a
+     * {@code close()} or refused whole after it, it is contiguous (no other producer's message falls inside it),
+     * and the consumer is woken at most once. FIFO with the caller's other sends. Elements are read with
+     * {@code get(i)}, twice (checked, then stored): pass a {@link java.util.RandomAccess} list (an
+     * {@code ArrayList}, a {@code List.of}) and do not change it during the call.
+     *
+     * <p>A poll loop that keeps what did not fit:
+     * <pre>{@code
+     * List<Rec> polled = ...;
+     * int sent = 0;
+     * sent += mailbox.trySendMany(polled, sent, polled.size());   // later, again from 'sent'
+     * }</pre>
+     *
+     * @param batch the messages
+     * @param from  the first index of the run, inclusive
+     * @param to    the last index of the run, exclusive
+     * @return how many were admitted, {@code batch.get(from)} first: {@code 0 .. to - from}; 0 when the mailbox is
+     *         full (occupied + reserved) or the run is empty
+     * @throws NullPointerException if {@code batch} or an element of the run is null; nothing is admitted
+     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.size()}
+     * @throws IllegalArgumentException if {@code from > to}
+     * @throws MailboxClosedException if the mailbox is closed and the run is not empty; nothing is admitted
+     */
+    int trySendMany(List<? extends T> batch, int from, int to);
+
+    /**
+     * As {@link #trySendMany(List, int, int)}, for the whole list.
+     *
+     * @return how many were admitted, {@code batch.get(0)} first
+     */
+    default int trySendMany(List<? extends T> batch) {
+        return trySendMany(batch, 0, Objects.requireNonNull(batch, "batch").size());
+    }
+
+    /**
+     * As {@link #trySendMany(List, int, int)}, from {@code batch[from .. to)}.
+     *
+     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.length}
+     */
+    int trySendMany(T[] batch, int from, int to);
+
+    /**
+     * Sends the run {@code batch.get(from) .. batch.get(to - 1)}, parking while the mailbox is full, until all of
+     * it is admitted: each claim takes as much of the rest as fits, with one atomic step. Semantically similar to
+     * a loop of {@link #send(Object)}, with the checks and the claims of {@link #trySendMany(List, int, int)}.
+     * Another producer's messages may fall between two of the claims (never inside one).
+     *
+     * @return {@code to - from}; fewer only if the mailbox was closed, or the thread interrupted, after part of
+     *         the run was admitted: the return says how much, the interrupt flag is set again, and the next send
+     *         throws
+     * @throws NullPointerException if {@code batch} or an element of the run is null; nothing is admitted
+     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.size()}
+     * @throws IllegalArgumentException if {@code from > to}
+     * @throws InterruptedException if the thread is interrupted on entry, or while parked before any of the run
+     *         was admitted
+     * @throws MailboxClosedException if the mailbox is or becomes closed before any of the run is admitted
+     * @throws IllegalStateException if called from the thread that is currently this mailbox's consumer while
+     *         the mailbox is full (part of the run may have been admitted): it would wait forever
+     */
+    int sendMany(List<? extends T> batch, int from, int to) throws InterruptedException;
+
+    /**
+     * As {@link #sendMany(List, int, int)}, for the whole list.
+     *
+     * @return how many were admitted, {@code batch.get(0)} first
+     */
+    default int sendMany(List<? extends T> batch) throws InterruptedException {
+        return sendMany(batch, 0, Objects.requireNonNull(batch, "batch").size());
+    }
+
+    /** As {@link #sendMany(List, int, int)}, from {@code batch[from .. to)}. */
+    int sendMany(T[] batch, int from, int to) throws InterruptedException;
+
+    /**
+     * As {@link #sendMany(List, int, int)}, parking at most {@code timeout} in all.
+     *
+     * @return how many were admitted: fewer than {@code to - from} also if the timeout elapsed first
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
+    int sendMany(List<? extends T> batch, int from, int to, Duration timeout) throws InterruptedException;
+
+    /** As {@link #sendMany(List, int, int, Duration)}, from {@code batch[from .. to)}. */
+    int sendMany(T[] batch, int from, int to, Duration timeout) throws InterruptedException;
 
     /**
      * Receives without waiting. Consumer only.

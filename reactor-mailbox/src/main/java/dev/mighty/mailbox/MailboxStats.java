@@ -12,8 +12,10 @@ package dev.mighty.mailbox;
  *                         placeholder slot the subscriber side uses to renew its reservations, at most one per
  *                         63 reservations made while nothing was sent)
  * @param received         messages received since creation (the consumer index; placeholders included)
- * @param refused          {@code trySend} (or timed {@code send}) calls refused because the mailbox was full
- * @param rejectedClosed   sends rejected because the mailbox was closed
+ * @param refused          {@code trySend} (or timed {@code send}) calls refused because the mailbox was full; a
+ *                         batched send ({@code trySendMany}, timed {@code sendMany}) counts once when it leaves part
+ *                         or all of its run behind for that reason
+ * @param rejectedClosed   sends rejected because the mailbox was closed; a batched send counts once per call
  * @param highWaterMark    the highest occupancy seen since creation or the last
  *                         {@link Mailbox#resetHighWaterMark()}, sampled by producers when they refresh their cached limit and by the consumer
  *                         from its batch sizes, so a lower bound of the true peak

@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -136,6 +139,44 @@ class AllocationTest {
             }
         });
         assertThat(bytes).as("bytes for %d messages", MESSAGES).isLessThan(BUDGET_BYTES);
+    }
+
+    // ------------------------------------------------------------------ batched sends
+
+    /** Runs of {@value #BATCH}: {@code trySendMany} from an array or an {@code ArrayList}, {@code sendMany}. */
+    private static long batchedSendRecvMany(Mailbox<Object> mb, int form) throws InterruptedException {
+        final Object[] messages = messages();
+        final List<Object> list = new ArrayList<>(Arrays.asList(messages));
+        final CheckingSink sink = new CheckingSink(messages);
+        return allocatedBytes(count -> {
+            for (int done = 0; done < count; done += BATCH) {
+                final int n = switch (form) {
+                    case 0 -> mb.trySendMany(messages, 0, BATCH);
+                    case 1 -> mb.trySendMany(list, 0, BATCH);
+                    default -> mb.sendMany(list);
+                };
+                if (n != BATCH) {
+                    throw new AssertionError("short run: " + n);
+                }
+                if (mb.recvMany(sink, BATCH) != BATCH) {
+                    throw new AssertionError("short batch");
+                }
+            }
+        });
+    }
+
+    @ParameterizedTest(name = "form {0}")
+    @ValueSource(ints = {0, 1, 2})
+    void shouldAllocateNothingPerMessageWhenMpscSendsRuns(int form) throws InterruptedException {
+        final Mailbox<Object> mb = Mailboxes.bounded(1024);
+        assertThat(batchedSendRecvMany(mb, form)).as("bytes for %d messages", MESSAGES).isLessThan(BUDGET_BYTES);
+    }
+
+    @ParameterizedTest(name = "form {0}")
+    @ValueSource(ints = {0, 1, 2})
+    void shouldAllocateNothingPerMessageWhenSpscSendsRuns(int form) throws InterruptedException {
+        final Mailbox<Object> mb = Mailboxes.builder().capacity(1024).singleProducer().build();
+        assertThat(batchedSendRecvMany(mb, form)).as("bytes for %d messages", MESSAGES).isLessThan(BUDGET_BYTES);
     }
 
     // ------------------------------------------------------------------ frames

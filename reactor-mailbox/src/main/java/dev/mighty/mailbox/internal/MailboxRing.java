@@ -3,6 +3,7 @@ package dev.mighty.mailbox.internal;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -404,14 +405,17 @@ abstract class RingL5Pad extends RingCounterFields {
  * </pre>
  *
  * <h2>Threads</h2>
- * Any thread may call the send side ({@link #trySend}, {@link #send}, {@link #reserve},
+ * Any thread may call the send side ({@link #trySend}, {@link #send}, {@link #trySendMany(List, int, int)},
+ * {@link #sendMany(List, int, int)}, {@link #reserve},
  * {@link #sendReserved}, {@link #releaseReserved}), {@link #close()}, {@link #closeExceptionally} and the
  * read-only methods. The receive side ({@link #poll}, {@link #tryRecv}, {@link #recv}, {@link #tryRecvMany},
  * {@link #recvMany}, {@link #afterReceive}, {@link #awaitData(Wakeable)}) belongs to one consumer at a time.
  *
  * <h2>Progress</h2>
  * Claims are lock-free: a CAS fails only because another producer claimed, a reservation was granted or
- * the mailbox closed. The consumer's receive is wait-free while a slot is published; a receive that finds
+ * the mailbox closed. A batched send ({@link RunClaim}) claims its run, as much of it as fits, with one CAS: a
+ * run is admitted whole before a close or refused whole after it, contiguous in the ring. The consumer's
+ * receive is wait-free while a slot is published; a receive that finds
  * a slot claimed but not yet published spins (yielding) until its producer publishes, as JCTools'
  * {@code poll} does. Blocking methods spin briefly, then park.
  *
@@ -509,6 +513,15 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     protected abstract void publish(long index, E msg);
 
     /**
+     * As {@link #publish}, but the caller wakes the consumer itself: a batched send publishes each slot of its
+     * run with this, then calls {@link #signalConsumer()} once. The default publishes and signals per slot
+     * (correct, one read of {@code consumerWaiter} more per message). Producer.
+     */
+    protected void publishQuiet(long index, E msg) {
+        publish(index, msg);
+    }
+
+    /**
      * Publishes a placeholder into the claimed slot {@code index}: {@link #poll()} frees it and moves on without
      * returning it. Used by {@link #reserve} to reset a saturated epoch (at most once per 63 grants without a
      * send), so {@link #admitted()} and {@link #received()} count these rare slots too.
@@ -603,6 +616,63 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         return true;
     }
 
+    // ------------------------------------------------------------------ batched send (runs: see RunClaim)
+
+    /**
+     * Sends the run {@code batch[from .. to)} without waiting: claims as many slots as are free, up to the run,
+     * with one CAS, and publishes them. Any thread.
+     *
+     * @return how many were admitted, {@code batch[from]} first; 0 if the mailbox is full or the run empty
+     * @throws MailboxClosedException if closed (and the run is not empty): nothing was admitted
+     */
+    public final int trySendMany(List<? extends E> batch, int from, int to) {
+        final int n = RunClaim.checkRun(this, batch, null, from, to);
+        return n == 0 ? 0 : RunClaim.trySendRun(this, batch, null, from, n);
+    }
+
+    /** As {@link #trySendMany(List, int, int)}, from an array. */
+    public final int trySendMany(E[] batch, int from, int to) {
+        final int n = RunClaim.checkRun(this, null, batch, from, to);
+        return n == 0 ? 0 : RunClaim.trySendRun(this, null, batch, from, n);
+    }
+
+    /**
+     * Sends the run {@code batch[from .. to)}, parking while the mailbox is full, until all of it is admitted.
+     * Any thread.
+     *
+     * @return {@code to - from}, or fewer if the mailbox was closed (or the thread interrupted, its flag then set
+     *         again) after part of the run was admitted
+     * @throws MailboxClosedException if closed before any of the run was admitted
+     * @throws InterruptedException if interrupted on entry, or while parked before any of the run was admitted
+     */
+    public final int sendMany(List<? extends E> batch, int from, int to) throws InterruptedException {
+        final int n = RunClaim.checkRun(this, batch, null, from, to);
+        return RunClaim.sendRunBlocking(this, batch, null, from, n, NO_DEADLINE);
+    }
+
+    /** As {@link #sendMany(List, int, int)}, from an array. */
+    public final int sendMany(E[] batch, int from, int to) throws InterruptedException {
+        final int n = RunClaim.checkRun(this, null, batch, from, to);
+        return RunClaim.sendRunBlocking(this, null, batch, from, n, NO_DEADLINE);
+    }
+
+    /**
+     * As {@link #sendMany(List, int, int)}, parking at most {@code timeout} in all.
+     *
+     * @return how many were admitted: fewer than {@code to - from} also when the timeout elapsed first
+     */
+    public final int sendMany(List<? extends E> batch, int from, int to, Duration timeout)
+            throws InterruptedException {
+        final int n = RunClaim.checkRun(this, batch, null, from, to);
+        return RunClaim.sendRunBlocking(this, batch, null, from, n, deadline(timeout));
+    }
+
+    /** As {@link #sendMany(List, int, int, Duration)}, from an array. */
+    public final int sendMany(E[] batch, int from, int to, Duration timeout) throws InterruptedException {
+        final int n = RunClaim.checkRun(this, null, batch, from, to);
+        return RunClaim.sendRunBlocking(this, null, batch, from, n, deadline(timeout));
+    }
+
     /** Counts a refused or rejected claim: false when full, throws when closed. */
     protected final boolean refused(long claimResult, String op) {
         if (claimResult == CLAIM_CLOSED) {
@@ -667,22 +737,27 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             if (retry == CLAIM_CLOSED) {
                 throw rejectClosed(op);
             }
-            PARKED_PRODUCERS.getAndAdd(this, 1);
-            PRODUCER_PARKS.getAndAdd(this, 1L);
-            final Object parkEvent = MailboxEvents.producerParking(); // JFR ProducerParked; null unless recorded
-            try {
-                if (deadline == NO_DEADLINE) {
-                    LockSupport.park(this);
-                } else {
-                    LockSupport.parkNanos(this, remaining);
-                }
-            } finally {
-                PARKED_PRODUCERS.getAndAdd(this, -1);
-                MailboxEvents.producerParked(parkEvent, this);
-            }
+            parkProducer(deadline, remaining);
             if (Thread.interrupted()) {
                 throw new InterruptedException();
             }
+        }
+    }
+
+    /** Parks a producer that has pushed itself on {@code producerWaiters} and found no room again; counts it. */
+    final void parkProducer(long deadline, long remaining) {
+        PARKED_PRODUCERS.getAndAdd(this, 1);
+        PRODUCER_PARKS.getAndAdd(this, 1L);
+        final Object parkEvent = MailboxEvents.producerParking(); // JFR ProducerParked; null unless recorded
+        try {
+            if (deadline == NO_DEADLINE) {
+                LockSupport.park(this);
+            } else {
+                LockSupport.parkNanos(this, remaining);
+            }
+        } finally {
+            PARKED_PRODUCERS.getAndAdd(this, -1);
+            MailboxEvents.producerParked(parkEvent, this);
         }
     }
 
@@ -858,7 +933,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         }
     }
 
-    private void pushWaiter(VarHandle stack, Object waiter) {
+    final void pushWaiter(VarHandle stack, Object waiter) {
         for (;;) {
             final WaiterNode head = (WaiterNode) stack.getVolatile(this);
             if (stack.compareAndSet(this, head, new WaiterNode(waiter, head))) {

@@ -51,6 +51,7 @@ class MailboxModelTest {
 
     enum Kind {
         TRY_SEND, TRY_SEND_BURST, TRY_SEND_BUFFER, SEND_TIMED_ZERO, SEND_BLOCKING, SEND_INTERRUPTED, SEND_BAD,
+        TRY_SEND_MANY, SEND_MANY, SEND_MANY_BAD,
         TRY_RECV, TRY_RECV_MANY, TRY_RECV_FRAMES, RECV_ZERO, RECV, RECV_MANY, RECV_INTERRUPTED, RECV_BAD,
         RESERVE, SEND_RESERVED, RELEASE_RESERVED, RESERVE_CYCLE, CLOSE, CLOSE_EXCEPTIONALLY
     }
@@ -115,8 +116,8 @@ class MailboxModelTest {
             final int weight = switch (kind) {
                 case TRY_SEND, TRY_RECV, TRY_RECV_MANY -> 10;
                 case TRY_SEND_BURST, TRY_SEND_BUFFER, SEND_TIMED_ZERO, SEND_BLOCKING, TRY_RECV_FRAMES, RECV_ZERO, RECV,
-                        RECV_MANY, RESERVE, SEND_RESERVED, RELEASE_RESERVED -> 4;
-                case SEND_INTERRUPTED, SEND_BAD, RECV_INTERRUPTED, RECV_BAD, RESERVE_CYCLE -> 2;
+                        RECV_MANY, RESERVE, SEND_RESERVED, RELEASE_RESERVED, TRY_SEND_MANY, SEND_MANY -> 4;
+                case SEND_INTERRUPTED, SEND_BAD, RECV_INTERRUPTED, RECV_BAD, RESERVE_CYCLE, SEND_MANY_BAD -> 2;
                 case CLOSE, CLOSE_EXCEPTIONALLY -> 1;
             };
             for (int w = 0; w < weight; w++) {
@@ -223,6 +224,24 @@ class MailboxModelTest {
             return taken;
         }
 
+        /**
+         * A batched send of {@code run}: as much of it as fits (capacity - occupied - reserved), in order; a run
+         * cut short or refused whole counts once in {@code refused}. The caller checks for a closed mailbox.
+         */
+        int admitRun(List<?> run) {
+            if (run.isEmpty()) {
+                return 0;
+            }
+            final int k = (int) Math.max(0L, Math.min(run.size(), capacity - queue.size() - reserved));
+            for (int i = 0; i < k; i++) {
+                admit(run.get(i));
+            }
+            if (k < run.size()) {
+                refused++;
+            }
+            return k;
+        }
+
         int reserve(int n) {
             while (n > 0) {
                 if (closed) {
@@ -305,6 +324,9 @@ class MailboxModelTest {
                 case SEND_BLOCKING -> sendBlocking(next(o.b()));
                 case SEND_INTERRUPTED -> sendInterrupted(o);
                 case SEND_BAD -> sendBad(o);
+                case TRY_SEND_MANY -> trySendMany(o);
+                case SEND_MANY -> sendMany(o);
+                case SEND_MANY_BAD -> sendManyBad(o);
                 case TRY_RECV -> {
                     final List<T> expected = model.take(1);
                     final T got = mailbox.tryRecv();
@@ -359,6 +381,129 @@ class MailboxModelTest {
 
         void trySend(T msg) {
             expectSend(msg, () -> mailbox.trySend(msg), "trySend");
+        }
+
+        /**
+         * A run of {@code a} messages (0 .. capacity + 2, so empty, partial and whole runs all come up) inside a
+         * larger list or array, so {@code from} and {@code to} are exercised: {@code b} picks the list or the array
+         * form and the offset.
+         */
+        List<T> run(Op o) {
+            final List<T> run = new ArrayList<>(o.a());
+            for (int i = 0; i < o.a(); i++) {
+                run.add(next(o.b()));
+            }
+            return run;
+        }
+
+        /** Calls a batched send of {@code run} placed at offset {@code b % 3} of a list ({@code b} even) or array. */
+        int callSendMany(List<T> run, int b, BatchCall<T> call) throws InterruptedException {
+            final int offset = b % 3;
+            final List<T> list = new ArrayList<>(run.size() + offset + 1);
+            for (int i = 0; i < offset; i++) {
+                list.add(next(0)); // around the run: must never be sent
+            }
+            list.addAll(run);
+            list.add(next(0));
+            return call.send(list, b % 2 == 0, offset, offset + run.size());
+        }
+
+        void trySendMany(Op o) {
+            final List<T> run = run(o);
+            expectRun(run, o.b(), (list, asList, from, to) -> asList ? mailbox.trySendMany(list, from, to)
+                    : mailbox.trySendMany(array(list), from, to), "trySendMany");
+        }
+
+        /** {@code sendMany}, or {@code sendMany(.., 0)} when it would wait forever (nobody else receives). */
+        void sendMany(Op o) {
+            final List<T> run = run(o);
+            final boolean blocks = !model.closed && run.size() > model.capacity - model.queue.size() - model.reserved;
+            final Duration timeout = blocks || o.b() % 4 == 1 ? Duration.ZERO : o.b() % 4 == 3 ? Duration.ofHours(1)
+                    : null;
+            expectRun(run, o.b(), (list, asList, from, to) -> timeout == null
+                    ? (asList ? mailbox.sendMany(list, from, to) : mailbox.sendMany(array(list), from, to))
+                    : (asList ? mailbox.sendMany(list, from, to, timeout)
+                            : mailbox.sendMany(array(list), from, to, timeout)),
+                    timeout == null ? "sendMany" : "sendMany(" + timeout + ")");
+        }
+
+        /** The outcome every batched send shares single-threaded: closed -> exception, else what fits. */
+        void expectRun(List<T> run, int b, BatchCall<T> call, String name) {
+            if (model.closed && !run.isEmpty()) {
+                assertThatThrownBy(() -> callSendMany(run, b, call)).as(where(name + " when closed"))
+                        .isInstanceOf(MailboxClosedException.class)
+                        .satisfies(e -> assertThat(e.getCause()).isSameAs(model.cause));
+                model.rejectedClosed++;
+                return;
+            }
+            final int n;
+            try {
+                n = callSendMany(run, b, call);
+            } catch (InterruptedException e) {
+                throw new AssertionError(where("unexpected interrupt"), e);
+            }
+            assertThat(n).as(where(name + " of " + run.size())).isEqualTo(model.admitRun(run));
+        }
+
+        @SuppressWarnings("unchecked")
+        T[] array(List<T> list) {
+            return (T[]) list.toArray(frames == null ? new Integer[0] : new MessageFrame[0]);
+        }
+
+        /** Bad input is refused before anything is admitted, closed or open, full or not. */
+        void sendManyBad(Op o) {
+            final List<T> run = run(new Op(o.kind(), Math.max(1, o.a()), 0));
+            final List<T> withNull = new ArrayList<>(run);
+            withNull.add(o.a() % (withNull.size() + 1), null);
+            final int size = withNull.size();
+            final Class<? extends Throwable> type;
+            final SendCall call;
+            switch (o.b()) {
+                case 0 -> {
+                    type = NullPointerException.class;
+                    call = () -> mailbox.trySendMany(withNull, 0, size) >= 0;
+                }
+                case 1 -> {
+                    type = NullPointerException.class;
+                    call = () -> mailbox.sendMany(array(withNull), 0, size) >= 0;
+                }
+                case 2 -> {
+                    type = NullPointerException.class;
+                    call = () -> mailbox.trySendMany((List<T>) null, 0, 0) >= 0;
+                }
+                case 3 -> {
+                    type = IllegalArgumentException.class;
+                    call = () -> mailbox.trySendMany(run, 1, 0) >= 0;
+                }
+                case 4 -> {
+                    type = IndexOutOfBoundsException.class;
+                    call = () -> mailbox.trySendMany(array(run), -1, 0) >= 0;
+                }
+                case 5 -> {
+                    type = IndexOutOfBoundsException.class;
+                    call = () -> mailbox.sendMany(run, 0, run.size() + 1, Duration.ZERO) >= 0;
+                }
+                case 6 -> {
+                    type = NullPointerException.class;
+                    call = () -> mailbox.sendMany(run, 0, run.size(), null) >= 0;
+                }
+                case 7 -> {
+                    type = IllegalArgumentException.class;
+                    call = () -> mailbox.sendMany(array(run), 0, run.size(), Duration.ofNanos(-1)) >= 0;
+                }
+                default -> {
+                    if (frames == null) {
+                        type = NullPointerException.class;
+                        call = () -> mailbox.trySendMany((T[]) null, 0, 0) >= 0;
+                    } else {
+                        type = IllegalArgumentException.class; // an oversized frame last: checked before any claim
+                        final List<MessageFrame> bad = new ArrayList<>(framesOf(run));
+                        bad.add(oversized());
+                        call = () -> frames.trySendMany(bad, 0, bad.size()) >= 0;
+                    }
+                }
+            }
+            assertThatThrownBy(call::send).as(where("bad batched send " + o.b())).isInstanceOf(type);
         }
 
         /** The outcome every non-blocking send shares: closed -> exception, full -> false, else admitted. */
@@ -424,12 +569,14 @@ class MailboxModelTest {
         void sendInterrupted(Op o) {
             final T msg = next(o.b());
             Thread.currentThread().interrupt();
-            final SendCall call = switch (o.a() % 3) {
+            final SendCall call = switch (o.a() % 5) {
                 case 0 -> () -> {
                     mailbox.send(msg);
                     return true;
                 };
                 case 1 -> () -> mailbox.send(msg, Duration.ofSeconds(1));
+                case 2 -> () -> mailbox.sendMany(List.of(msg)) >= 0;
+                case 3 -> () -> mailbox.sendMany(List.of(msg, msg), 0, o.b() % 3, Duration.ofSeconds(1)) >= 0;
                 default -> frames == null ? () -> mailbox.send(msg, Duration.ZERO) : () -> {
                     frames.send(1, 2L, ByteBuffer.allocate(3));
                     return true;
@@ -726,6 +873,11 @@ class MailboxModelTest {
             assertThat(stats.parkedProducers()).as(where("stats.parkedProducers")).isZero();
             assertThat(stats.consumerParked()).as(where("stats.consumerParked")).isFalse();
         }
+    }
+
+    @FunctionalInterface
+    interface BatchCall<T> {
+        int send(List<T> list, boolean asList, int from, int to) throws InterruptedException;
     }
 
     @FunctionalInterface

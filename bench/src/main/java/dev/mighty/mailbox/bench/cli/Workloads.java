@@ -42,6 +42,10 @@ final class Workloads {
     static final String MAILBOX = "mailbox_throughput";
     static final String MAILBOX_SINGLE_RECV = "mailbox_single_recv_throughput";
     static final String SPSC_MAILBOX = "spsc_mailbox_throughput";
+    static final String BATCHED_SEND_MAILBOX = "batched_send_mailbox_throughput";
+    static final String SPSC_BATCHED_SEND_MAILBOX = "spsc_batched_send_mailbox_throughput";
+    /** The run length of the batched-send rows: the producer hands the mailbox {@code sendMany} runs of this many. */
+    static final int SEND_RUN = 32;
     static final String FRAME_MAILBOX = "frame_mailbox_throughput";
     static final String FRAME_MAILBOX_SPILL = "frame_mailbox_spill_throughput";
     static final String PUBLISHER_MAILBOX = "publisher_mailbox_throughput";
@@ -93,6 +97,12 @@ final class Workloads {
                 new Entry(SPSC_MAILBOX, "SPSC Mailbox (singleProducer): send() / recvMany(batch)", true,
                         s -> new MailboxBatched(Mailboxes.<Integer>builder().capacity(s.capacity()).singleProducer()
                                 .name(SPSC_MAILBOX).build(), s)),
+                new Entry(BATCHED_SEND_MAILBOX, "MPSC Mailbox: sendMany(runs of " + SEND_RUN + ") / recvMany(batch)",
+                        true, s -> new MailboxBatchedSend(Mailboxes.<Integer>builder().capacity(s.capacity())
+                                .name(BATCHED_SEND_MAILBOX).build(), s)),
+                new Entry(SPSC_BATCHED_SEND_MAILBOX, "SPSC Mailbox (singleProducer): sendMany(runs of " + SEND_RUN
+                        + ") / recvMany(batch)", true, s -> new MailboxBatchedSend(Mailboxes.<Integer>builder()
+                                .capacity(s.capacity()).singleProducer().name(SPSC_BATCHED_SEND_MAILBOX).build(), s)),
                 new Entry(FRAME_MAILBOX, "FrameMailbox, 32 B inline: trySend(kind, id, ByteBuffer) / recvFrames", true,
                         s -> new Frames(FRAME_MAILBOX, INLINE_PAYLOAD, s)),
                 new Entry(FRAME_MAILBOX_SPILL, "FrameMailbox, 256 B spilled: trySend(kind, id, ByteBuffer) / recvFrames",
@@ -308,6 +318,58 @@ final class Workloads {
                 }
             }
             check.verify();
+        }
+    }
+
+    /**
+     * {@code sendMany(payload, i, i + 32)} / {@code recvMany(check, batch)}: a producer that has its messages in
+     * runs (a decoded socket read, a Kafka poll) hands each run over with one claim. MPSC or SPSC.
+     */
+    static final class MailboxBatchedSend implements Workload {
+        private final Mailbox<Integer> mailbox;
+        private final Integer[] payload;
+        private final int batch;
+        private final ObjectCheck check;
+
+        MailboxBatchedSend(Mailbox<Integer> mailbox, Setup s) {
+            this.mailbox = mailbox;
+            this.payload = s.payload();
+            this.batch = s.batch();
+            this.check = new ObjectCheck(mailbox.stats().name());
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final Mailbox<Integer> mailbox = this.mailbox;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i += SEND_RUN) {
+                final int to = Math.min(n, i + SEND_RUN);
+                if (mailbox.sendMany(payload, i, to) != to - i) {
+                    throw new IllegalStateException("sendMany admitted part of a run on an open mailbox");
+                }
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            final ObjectCheck check = this.check;
+            check.begin(n);
+            for (int r; (r = check.remaining()) > 0; ) {
+                if (mailbox.recvMany(check, Math.min(batch, r)) == 0) {
+                    break; // closed and drained: verify() reports the shortfall
+                }
+            }
+            check.verify();
+        }
+
+        @Override
+        public String stats() {
+            return format(mailbox.stats());
+        }
+
+        @Override
+        public void close() {
+            mailbox.close();
         }
     }
 

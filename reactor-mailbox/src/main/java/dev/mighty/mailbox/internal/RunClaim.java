@@ -1,0 +1,218 @@
+package dev.mighty.mailbox.internal;
+
+import java.util.ConcurrentModificationException;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The batched send of {@link MailboxRing} ({@code trySendMany}, {@code sendMany}): a run of messages claimed with
+ * one CAS on the producer word instead of one per message, in its own class so the ring keeps one concern per
+ * section. Static methods on the ring's producer-side fields; not API.
+ *
+ * <h2>Threads</h2>
+ * Any producer thread, as for {@link MailboxRing#trySend}. The batch belongs to the caller and must not change
+ * during the call; if it does, no claimed slot is left unstored (see {@link #publishRun}).
+ *
+ * <h2>Progress</h2>
+ * {@link #trySendRun} is lock-free, as a single claim: its CAS fails only because another producer claimed, a
+ * reservation was granted or the mailbox closed. {@link #sendRunBlocking} spins, yields, then parks while full,
+ * as {@code send} does.
+ *
+ * <h2>Visibility</h2>
+ * As for a single send: the claim CAS, then one release store per slot in index order, then one read of
+ * {@code consumerWaiter} (the claim CAS is the store of the Dekker pair with the consumer's registration, so
+ * either the producer sees the waiter or the consumer sees the claimed run and does not park). Everything the
+ * caller wrote before the call happens-before the consumer's receipt of each message of the run.
+ *
+ * <h2>Relaxations</h2>
+ * <b>Note:</b> the run is cut to the room seen at the claim (capacity − occupied − reserved, with the cached
+ * producer limit refreshed whenever the run does not fit under it), so it may be cut shorter than the room a
+ * concurrent receive is making; the caller keeps the rest.
+ */
+final class RunClaim {
+    /** {@link #claimRun} result: the mailbox is closed. */
+    static final int RUN_CLOSED = -1;
+
+    private RunClaim() {
+    }
+
+    /**
+     * Checks a run before anything is claimed: the batch, the range (as {@code List.subList} and
+     * {@code Arrays.fill} do), then every element ({@code null}, then {@link MailboxRing#validate}). At most one
+     * of {@code list} and {@code array} is given; neither means the caller's batch was null.
+     *
+     * @return the run's length
+     */
+    static <E> int checkRun(MailboxRing<E> ring, List<? extends E> list, E[] array, int from, int to) {
+        final int length = list != null ? list.size() : Objects.requireNonNull(array, "batch").length;
+        if (from > to) {
+            throw new IllegalArgumentException("from: " + from + " > to: " + to);
+        }
+        if (from < 0 || to > length) {
+            throw new IndexOutOfBoundsException("from: " + from + ", to: " + to + " (expected: 0 <= from <= to <= "
+                    + length + ")");
+        }
+        for (int i = from; i < to; i++) {
+            final E e = list != null ? list.get(i) : array[i];
+            if (e == null) {
+                throw new NullPointerException("batch element: index=" + i + " is null (from=" + from + ", to=" + to
+                        + "): nothing was admitted");
+            }
+            ring.validate(e);
+        }
+        return to - from;
+    }
+
+    /** {@code trySendMany}: one claim of up to {@code n}; counts a run cut short once in {@code refused}. */
+    static <E> int trySendRun(MailboxRing<E> ring, List<? extends E> list, E[] array, int from, int n) {
+        final int k = claimRun(ring, list, array, from, n);
+        if (k == RUN_CLOSED) {
+            throw ring.rejectClosed("trySendMany");
+        }
+        if (k < n) {
+            MailboxRing.REFUSED.getAndAdd(ring, 1L); // the run was cut short, or refused whole, because it is full
+        }
+        return k;
+    }
+
+    /**
+     * Claims up to {@code n} slots with one CAS and publishes {@code batch[from .. from + k)} into them: the
+     * batched {@link MailboxRing#claim()}. The CAS validates the closed bit and the reservation epoch as a single
+     * claim's does, so the run is admitted whole before a close (or a reservation's epoch bump), or not at all
+     * after it.
+     *
+     * @return {@code k}, how many were admitted (0 when full), or {@link #RUN_CLOSED}
+     */
+    static <E> int claimRun(MailboxRing<E> ring, List<? extends E> list, E[] array, int from, int n) {
+        final int capacity = ring.capacity;
+        long limit = ring.lvProducerLimit();
+        for (;;) {
+            final long word = ring.lvProducerIndex();
+            if ((word & MailboxRing.CLOSED) != 0) {
+                return RUN_CLOSED;
+            }
+            final long index = word >>> MailboxRing.INDEX_SHIFT;
+            // NOTE: 'reserved' after 'word', clamped at 0: as in claim().
+            final long reserved = Math.max(0L, ring.lvReserved());
+            long room = limit - index - reserved;
+            if (room < n) {
+                // pairs with soConsumerIndex in poll(): the slots we may claim have been freed by the consumer
+                final long cIndex = ring.lvConsumerIndex();
+                limit = cIndex + capacity;
+                ring.sampleOccupancy(index - cIndex);
+                room = limit - index - reserved;
+                if (room <= 0) {
+                    return 0;
+                }
+                ring.soProducerLimit(limit); // NOTE: may overwrite a newer limit with an older one: only conservative
+            }
+            final int k = (int) Math.min(n, room);
+            if (ring.casProducerIndex(word, (index + k) << MailboxRing.INDEX_SHIFT)) {
+                publishRun(ring, list, array, from, index, k);
+                return k;
+            }
+        }
+    }
+
+    /**
+     * Publishes the claimed slots {@code index .. index + k} in order, then wakes the consumer once. A claimed slot
+     * is never left unpublished: if the batch changed under us (an element now null, a {@code get} that throws),
+     * the rest of the run becomes placeholders the consumer skips, and the exception is thrown after.
+     */
+    private static <E> void publishRun(MailboxRing<E> ring, List<? extends E> list, E[] array, int from, long index,
+            int k) {
+        int i = 0;
+        try {
+            if (array != null) {
+                for (; i < k; i++) {
+                    ring.publishQuiet(index + i, checkUnchanged(array[from + i], from + i));
+                }
+            } else {
+                for (; i < k; i++) {
+                    ring.publishQuiet(index + i, checkUnchanged(list.get(from + i), from + i));
+                }
+            }
+        } finally {
+            for (; i < k; i++) {
+                ring.publishSkip(index + i);
+            }
+            ring.signalConsumer();
+        }
+    }
+
+    private static <E> E checkUnchanged(E e, int i) {
+        if (e == null) {
+            throw new ConcurrentModificationException("batch element: index=" + i + " became null while it was "
+                    + "being sent; the elements before it were admitted");
+        }
+        return e;
+    }
+
+    /** The blocking loop of {@code sendMany}: claims runs until {@code n} are in, parking while full. */
+    static <E> int sendRunBlocking(MailboxRing<E> ring, List<? extends E> list, E[] array, int from, int n,
+            long deadline) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        int sent = 0;
+        for (int spins = 0; sent < n; spins++) {
+            int k = claimRun(ring, list, array, from + sent, n - sent);
+            if (k > 0) {
+                sent += k;
+                spins = -1; // progress: a fresh spin budget for the rest of the run, as a new send would have
+                continue;
+            }
+            if (k == RUN_CLOSED) {
+                return closedDuringRun(ring, sent);
+            }
+            final Thread self = Thread.currentThread();
+            if (deadline == MailboxRing.NO_DEADLINE && ring.consumerThread == self) {
+                throw new IllegalStateException("sendMany would wait forever: the mailbox is full and the caller is "
+                        + "its consumer, the only thread that can make room: name=" + ring.name + ", capacity="
+                        + ring.capacity + ", admitted=" + sent + " of " + n);
+            }
+            long remaining = 0L;
+            if (deadline != MailboxRing.NO_DEADLINE && (remaining = deadline - System.nanoTime()) <= 0L) {
+                MailboxRing.REFUSED.getAndAdd(ring, 1L);
+                return sent;
+            }
+            if (spins < MailboxRing.SEND_SPINS + MailboxRing.SEND_YIELDS) {
+                if (spins < MailboxRing.SEND_SPINS) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.yield();
+                }
+                continue;
+            }
+            // As in claimBlocking: the push is a full fence before the retry's read of consumerIndex.
+            ring.pushWaiter(MailboxRing.PRODUCER_WAITERS, self);
+            k = claimRun(ring, list, array, from + sent, n - sent);
+            if (k > 0) {
+                sent += k;
+                spins = -1;
+                continue;
+            }
+            if (k == RUN_CLOSED) {
+                return closedDuringRun(ring, sent);
+            }
+            ring.parkProducer(deadline, remaining);
+            if (Thread.interrupted()) {
+                if (sent == 0) {
+                    throw new InterruptedException();
+                }
+                Thread.currentThread().interrupt(); // part of the run is in: report it, and keep the interrupt
+                return sent;
+            }
+        }
+        return sent;
+    }
+
+    /** The mailbox closed before the rest of a blocking run was admitted: throws if none was, else counts. */
+    private static int closedDuringRun(MailboxRing<?> ring, int sent) {
+        if (sent == 0) {
+            throw ring.rejectClosed("sendMany");
+        }
+        MailboxRing.REJECTED_CLOSED.getAndAdd(ring, 1L);
+        return sent;
+    }
+}
