@@ -125,7 +125,10 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
     /**
      * As {@link #trySendMany(List, int, int)}, for the whole list.
      *
+     * @param batch the messages
      * @return how many were admitted, {@code batch.get(0)} first
+     * @throws NullPointerException if {@code batch} or an element is null; nothing is admitted
+     * @throws MailboxClosedException if the mailbox is closed and the list is not empty; nothing is admitted
      */
     default int trySendMany(List<? extends T> batch) {
         return trySendMany(batch, 0, Objects.requireNonNull(batch, "batch").size());
@@ -134,7 +137,14 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
     /**
      * As {@link #trySendMany(List, int, int)}, from {@code batch[from .. to)}.
      *
+     * @param batch the messages
+     * @param from  the first index of the run, inclusive
+     * @param to    the last index of the run, exclusive
+     * @return how many were admitted, {@code batch[from]} first: {@code 0 .. to - from}
+     * @throws NullPointerException if {@code batch} or an element of the run is null; nothing is admitted
      * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.length}
+     * @throws IllegalArgumentException if {@code from > to}
+     * @throws MailboxClosedException if the mailbox is closed and the run is not empty; nothing is admitted
      */
     int trySendMany(T[] batch, int from, int to);
 
@@ -144,6 +154,9 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
      * a loop of {@link #send(Object)}, with the checks and the claims of {@link #trySendMany(List, int, int)}.
      * Another producer's messages may fall between two of the claims (never inside one).
      *
+     * @param batch the messages
+     * @param from  the first index of the run, inclusive
+     * @param to    the last index of the run, exclusive
      * @return {@code to - from}; fewer only if the mailbox was closed, or the thread interrupted, after part of
      *         the run was admitted: the return says how much, the interrupt flag is set again, and the next send
      *         throws
@@ -161,25 +174,65 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
     /**
      * As {@link #sendMany(List, int, int)}, for the whole list.
      *
+     * @param batch the messages
      * @return how many were admitted, {@code batch.get(0)} first
+     * @throws NullPointerException if {@code batch} or an element is null; nothing is admitted
+     * @throws InterruptedException if the thread is interrupted on entry, or while parked before any of the list
+     *         was admitted
+     * @throws MailboxClosedException if the mailbox is or becomes closed before any of the list is admitted
      */
     default int sendMany(List<? extends T> batch) throws InterruptedException {
         return sendMany(batch, 0, Objects.requireNonNull(batch, "batch").size());
     }
 
-    /** As {@link #sendMany(List, int, int)}, from {@code batch[from .. to)}. */
+    /**
+     * As {@link #sendMany(List, int, int)}, from {@code batch[from .. to)}.
+     *
+     * @param batch the messages
+     * @param from  the first index of the run, inclusive
+     * @param to    the last index of the run, exclusive
+     * @return {@code to - from}, or fewer as for {@link #sendMany(List, int, int)}
+     * @throws NullPointerException if {@code batch} or an element of the run is null; nothing is admitted
+     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.length}
+     * @throws IllegalArgumentException if {@code from > to}
+     * @throws InterruptedException if the thread is interrupted on entry, or while parked before any of the run
+     *         was admitted
+     * @throws MailboxClosedException if the mailbox is or becomes closed before any of the run is admitted
+     */
     int sendMany(T[] batch, int from, int to) throws InterruptedException;
 
     /**
      * As {@link #sendMany(List, int, int)}, parking at most {@code timeout} in all.
      *
+     * @param batch   the messages
+     * @param from    the first index of the run, inclusive
+     * @param to      the last index of the run, exclusive
+     * @param timeout the longest wait for room, in all
      * @return how many were admitted: fewer than {@code to - from} also if the timeout elapsed first
-     * @throws NullPointerException if {@code timeout} is null
-     * @throws IllegalArgumentException if {@code timeout} is negative
+     * @throws NullPointerException if {@code batch}, an element of the run or {@code timeout} is null
+     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.size()}
+     * @throws IllegalArgumentException if {@code from > to} or {@code timeout} is negative
+     * @throws InterruptedException if the thread is interrupted on entry, or while parked before any of the run
+     *         was admitted
+     * @throws MailboxClosedException if the mailbox is or becomes closed before any of the run is admitted
      */
     int sendMany(List<? extends T> batch, int from, int to, Duration timeout) throws InterruptedException;
 
-    /** As {@link #sendMany(List, int, int, Duration)}, from {@code batch[from .. to)}. */
+    /**
+     * As {@link #sendMany(List, int, int, Duration)}, from {@code batch[from .. to)}.
+     *
+     * @param batch   the messages
+     * @param from    the first index of the run, inclusive
+     * @param to      the last index of the run, exclusive
+     * @param timeout the longest wait for room, in all
+     * @return how many were admitted: fewer than {@code to - from} also if the timeout elapsed first
+     * @throws NullPointerException if {@code batch}, an element of the run or {@code timeout} is null
+     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.length}
+     * @throws IllegalArgumentException if {@code from > to} or {@code timeout} is negative
+     * @throws InterruptedException if the thread is interrupted on entry, or while parked before any of the run
+     *         was admitted
+     * @throws MailboxClosedException if the mailbox is or becomes closed before any of the run is admitted
+     */
     int sendMany(T[] batch, int from, int to, Duration timeout) throws InterruptedException;
 
     /**
