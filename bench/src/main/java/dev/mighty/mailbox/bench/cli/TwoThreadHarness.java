@@ -1,5 +1,7 @@
 package dev.mighty.mailbox.bench.cli;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
@@ -26,6 +28,7 @@ import java.util.concurrent.locks.LockSupport;
  * producer's volatile read of it.
  */
 final class TwoThreadHarness implements AutoCloseable {
+    private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
     /** A job that runs longer than this fails the run (a hung channel must not look like a slow one). */
     static final long JOB_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(60);
     /** Waits spin this many times, then yield (two threads spinning on two shared cores starve the JIT). */
@@ -58,6 +61,7 @@ final class TwoThreadHarness implements AutoCloseable {
     private int count;
     // the result: written by the consumer before 'done'
     private long elapsedNanos;
+    private long consumerCpuNanos;
     private Throwable failure;
 
     TwoThreadHarness() {
@@ -70,6 +74,16 @@ final class TwoThreadHarness implements AutoCloseable {
     /** @return the consumer thread's id */
     long consumerId() {
         return consumer.getId();
+    }
+
+    /** @return the consumer thread */
+    Thread consumerThread() {
+        return consumer;
+    }
+
+    /** @return the CPU time the consumer thread spent in the last iteration's {@code consume}, or -1 */
+    long lastConsumerCpuNanos() {
+        return consumerCpuNanos;
     }
 
     /** Runs {@code workload.open()} on the consumer thread. */
@@ -87,6 +101,7 @@ final class TwoThreadHarness implements AutoCloseable {
     long iterate(Workload workload, int n) throws Exception {
         final long gen = submit(OP_ITERATE, workload, n);
         awaitReady(gen);
+        final long producerStart = System.nanoTime();
         go = gen;
         Throwable produceFailure = null;
         try {
@@ -99,7 +114,11 @@ final class TwoThreadHarness implements AutoCloseable {
         if (produceFailure != null) {
             throw new IllegalStateException("producer failed", produceFailure);
         }
-        return elapsedNanos;
+        // A row that receives on another thread reports when its last message arrived there: the iteration is
+        // then timed from the start signal to that moment, so neither the harness consumer thread's wake-up nor
+        // its late start on a busy machine is measured. Pairs with the volatile read of done in awaitDone().
+        final long finishedAt = workload.finishedAt();
+        return finishedAt != 0L ? Math.max(1L, finishedAt - producerStart) : elapsedNanos;
     }
 
     /**
@@ -209,15 +228,27 @@ final class TwoThreadHarness implements AutoCloseable {
                 return;
             }
             Thread.interrupted();
+            if (op == OP_ITERATE) {
+                try {
+                    workload.prepare(count); // before ready: happens-before the producer's first send
+                } catch (Throwable t) {
+                    failure = t;
+                    producer.interrupt();
+                }
+            }
             ready = gen;
             for (int spins = 0; go != gen; spins++) {
                 backoff(spins);
             }
             try {
                 if (op == OP_ITERATE) {
+                    final long cpu = CPU.isCurrentThreadCpuTimeSupported() ? CPU.getCurrentThreadCpuTime() : -1L;
                     final long start = System.nanoTime();
-                    workload.consume(count);
+                    if (failure == null) {
+                        workload.consume(count);
+                    }
                     elapsedNanos = System.nanoTime() - start;
+                    consumerCpuNanos = cpu < 0 ? -1L : CPU.getCurrentThreadCpuTime() - cpu;
                 } else if (op == OP_OPEN) {
                     workload.open();
                 } else if (op == OP_PING_PONG) {
