@@ -17,8 +17,9 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <h2>Progress</h2>
  * One job at a time, in handshakes: the producer publishes a job and wakes the consumer; both spin until
- * the other is ready; the producer produces while the consumer consumes and times itself; the producer
- * spins (then yields) until the consumer is done. Between jobs the consumer spins briefly, then parks.
+ * the other is ready; the producer produces while the consumer consumes (an iteration is timed from just
+ * before the start signal to the last receipt); the producer spins (then yields) until the consumer is done.
+ * Between jobs the consumer spins briefly, then parks.
  * A thread whose peer fails is interrupted (waiting loops call {@link Workload#idle(int)}), and a job that
  * does not end within {@link #JOB_TIMEOUT_NANOS} fails the run.
  *
@@ -60,7 +61,7 @@ final class TwoThreadHarness implements AutoCloseable {
     private Workload workload;
     private int count;
     // the result: written by the consumer before 'done'
-    private long elapsedNanos;
+    private long consumerEnd;
     private long consumerCpuNanos;
     private Throwable failure;
 
@@ -96,7 +97,7 @@ final class TwoThreadHarness implements AutoCloseable {
     /**
      * Runs one iteration: the producer (this thread) sends {@code n} messages while the consumer receives them.
      *
-     * @return the consumer's time, in nanoseconds, from the start signal to its last message
+     * @return nanoseconds from just before the start signal to the receipt of the last message
      */
     long iterate(Workload workload, int n) throws Exception {
         final long gen = submit(OP_ITERATE, workload, n);
@@ -114,11 +115,13 @@ final class TwoThreadHarness implements AutoCloseable {
         if (produceFailure != null) {
             throw new IllegalStateException("producer failed", produceFailure);
         }
-        // A row that receives on another thread reports when its last message arrived there: the iteration is
-        // then timed from the start signal to that moment, so neither the harness consumer thread's wake-up nor
-        // its late start on a busy machine is measured. Pairs with the volatile read of done in awaitDone().
+        // Every row is timed the same way: from the moment the producer may start (just before the start signal)
+        // to the receipt of the last message, on whichever thread received it (a row that receives on another
+        // thread reports that moment; otherwise the consumer thread's end of consume()). A consumer that starts
+        // late (descheduled on a busy machine) therefore counts against its row instead of handing it a
+        // pre-filled mailbox. Pairs with the volatile read of done in awaitDone().
         final long finishedAt = workload.finishedAt();
-        return finishedAt != 0L ? Math.max(1L, finishedAt - producerStart) : elapsedNanos;
+        return Math.max(1L, (finishedAt != 0L ? finishedAt : consumerEnd) - producerStart);
     }
 
     /**
@@ -243,11 +246,10 @@ final class TwoThreadHarness implements AutoCloseable {
             try {
                 if (op == OP_ITERATE) {
                     final long cpu = CPU.isCurrentThreadCpuTimeSupported() ? CPU.getCurrentThreadCpuTime() : -1L;
-                    final long start = System.nanoTime();
                     if (failure == null) {
                         workload.consume(count);
                     }
-                    elapsedNanos = System.nanoTime() - start;
+                    consumerEnd = System.nanoTime();
                     consumerCpuNanos = cpu < 0 ? -1L : CPU.getCurrentThreadCpuTime() - cpu;
                 } else if (op == OP_OPEN) {
                     workload.open();
