@@ -2,6 +2,8 @@ package dev.mighty.mailbox;
 
 import java.util.Objects;
 
+import dev.mighty.mailbox.internal.MailboxRing;
+
 /**
  * Builds a {@link Mailbox} or a {@link FrameMailbox}; from {@link Mailboxes#builder()}. Not thread-safe;
  * each {@code build} returns a new mailbox.
@@ -14,6 +16,7 @@ public final class MailboxBuilder<T> {
     private String name = "mailbox";
     private int maxPayload = FrameMailbox.DEFAULT_MAX_PAYLOAD;
     private int maxRetainedSpill = FrameMailbox.DEFAULT_MAX_RETAINED_SPILL;
+    private WaitPolicy waitPolicy = WaitPolicy.defaults();
 
     MailboxBuilder() {
     }
@@ -85,8 +88,23 @@ public final class MailboxBuilder<T> {
     }
 
     /** @return a new reference mailbox */
+    /**
+     * How {@code recv} and {@code recvMany} wait on an empty mailbox before they park: {@link WaitPolicy#defaults()}
+     * unless given. The faces that drain on other threads take their own policy (see {@link WaitPolicy}).
+     *
+     * @param waitPolicy the consumer's back-off before parking
+     * @return this builder
+     * @throws NullPointerException if {@code waitPolicy} is null
+     */
+    public MailboxBuilder<T> waitPolicy(WaitPolicy waitPolicy) {
+        this.waitPolicy = Objects.requireNonNull(waitPolicy, "waitPolicy");
+        return this;
+    }
+
     public Mailbox<T> build() {
-        return new ArrayMailbox<>(capacity, singleProducer, name);
+        final ArrayMailbox<T> mailbox = new ArrayMailbox<>(capacity, singleProducer, name);
+        mailbox.waitPolicy(waitPolicy);
+        return mailbox;
     }
 
     /**
@@ -95,6 +113,8 @@ public final class MailboxBuilder<T> {
      *         {@code maxPayload} over {@code Integer.MAX_VALUE - 16}
      */
     public FrameMailbox buildFrames() {
-        return new FrameMailbox(capacity, maxPayload, maxRetainedSpill, singleProducer, name);
+        final FrameMailbox mailbox = new FrameMailbox(capacity, maxPayload, maxRetainedSpill, singleProducer, name);
+        MailboxRing.of(mailbox).waitPolicy(waitPolicy);
+        return mailbox;
     }
 }

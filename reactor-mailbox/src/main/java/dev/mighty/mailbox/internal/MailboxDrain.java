@@ -6,6 +6,7 @@ import java.util.Objects;
 import java.util.concurrent.Executor;
 
 import dev.mighty.mailbox.MailboxClosedException;
+import dev.mighty.mailbox.WaitPolicy;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
@@ -48,8 +49,10 @@ import org.reactivestreams.Subscription;
  *
  * <h2>Progress</h2>
  * {@code request}, {@code cancel} and {@code wake} are lock-free and never run user code except by becoming
- * the loop's owner (trampoline mode). Nothing spins while idle: a pass that finds nothing to do returns and
- * the next event schedules a new one.
+ * the loop's owner (trampoline mode). Nothing spins while idle: a pass that finds nothing to do backs off as
+ * its {@link WaitPolicy} says (a bounded number of spins and yields, and only on a thread dedicated to the
+ * subscription; {@link WaitPolicy#park()} elsewhere), registers, and returns; the next event schedules a new
+ * pass.
  *
  * <h2>Visibility</h2>
  * The loop's private state (the downstream reference, whether the role is held, whether the subscription
@@ -85,6 +88,11 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
     private final Executor executor;
     /** {@code this::drainLoop}, allocated once; null without an executor. */
     private final Runnable drainTask;
+    /**
+     * How a pass that drained the mailbox empty waits before it registers for a wake-up and returns. Parks at
+     * once unless the loop runs on a thread the user dedicated to consuming (see {@link WaitPolicy}).
+     */
+    protected final WaitPolicy waitPolicy;
 
     // Loop-confined state (see "Visibility").
     private Subscriber<? super T> downstream;
@@ -120,10 +128,23 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
      * @param executor runs the loop, or null to run it on the signalling thread (trampoline)
      */
     protected MailboxDrain(MailboxRing<T> ring, Subscriber<? super T> downstream, Executor executor) {
+        this(ring, downstream, executor, WaitPolicy.park());
+    }
+
+    /**
+     * @param ring the mailbox to drain
+     * @param downstream the subscriber
+     * @param executor runs the loop, or null to run it on the signalling thread (trampoline)
+     * @param waitPolicy how an emptied pass waits before it registers; give {@link WaitPolicy#park()} unless the
+     *                   loop runs on a thread dedicated to this subscription
+     */
+    protected MailboxDrain(MailboxRing<T> ring, Subscriber<? super T> downstream, Executor executor,
+            WaitPolicy waitPolicy) {
         this.ring = Objects.requireNonNull(ring, "ring");
         this.downstream = Objects.requireNonNull(downstream, "downstream");
         this.executor = executor;
         this.drainTask = executor == null ? null : this::drainLoop;
+        this.waitPolicy = Objects.requireNonNull(waitPolicy, "waitPolicy");
         WIP.set(this, 1); // the starter owns the loop; published with this object by attachConsumer's CAS
     }
 
@@ -377,8 +398,15 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
             if (n == limit) {
                 continue; // the batch was full: maybe more, with the demand that is left
             }
-            // poll() found nothing. Complete if closed and drained; else wait for the next send (or close).
-            if (checkEndOfStream() || ring.awaitData(this)) {
+            // poll() found nothing. Complete if closed and drained; else back off as the wait policy says (on a
+            // dedicated thread only), then register for the next send (or close).
+            if (checkEndOfStream()) {
+                return;
+            }
+            if (!waitPolicy.parksAtOnce() && ring.idleUntilData(waitPolicy, this)) {
+                continue; // a message (or the close) arrived during the back-off: no wake-up needed
+            }
+            if (isCancelled() || ring.awaitData(this)) {
                 return;
             }
             // awaitData refused: a message arrived since poll(), a producer is between its claim and its

@@ -12,6 +12,7 @@ import java.util.function.Consumer;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.MailboxStats;
+import dev.mighty.mailbox.WaitPolicy;
 
 /*
  * The padded field chain, ordered by which thread writes (JCTools MpscArrayQueue, Agrona
@@ -256,6 +257,12 @@ abstract class RingConsumerFields extends RingL3Pad {
      * a thread always sees its own writes, so the self-check is exact.
      */
     protected Thread consumerThread;
+    /**
+     * How {@code recv}/{@code recvMany} wait on an empty mailbox before they park. Set once by the builder before
+     * the mailbox is shared (volatile, so an unsafe publication still shows it); read by the consumer only on
+     * its way to a park, never per message.
+     */
+    protected volatile WaitPolicy waitPolicy = WaitPolicy.defaults();
 
     static {
         try {
@@ -448,12 +455,15 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     static final int INDEX_SHIFT = 7;
     /** {@link #closeState} of a normal close. */
     static final Object NORMAL_CLOSE = new Object();
+    /**
+     * A consumer backing off on an empty mailbox looks at the close state once per this many steps (a power of
+     * two), so that its wait does not keep pulling a line producers write. Delays the sight of a close by at most
+     * that many spin or yield steps; the back-off's end (park) always looks.
+     */
+    static final int CLOSE_CHECK_STEPS = 32;
     /** A deadline meaning "no deadline". */
     protected static final long NO_DEADLINE = Long.MIN_VALUE;
 
-    /** Receive: spins with {@code onSpinWait}, then with {@code yield}, before parking. */
-    static final int RECV_SPINS = 128;
-    static final int RECV_YIELDS = 32;
     /**
      * Send on a full mailbox: spins, then yields, before parking. The yields matter for a consumer that receives
      * one message at a time: each receive frees one slot, and a producer that parked at once would pay a
@@ -1122,24 +1132,23 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      */
     protected final boolean awaitData(long deadline) throws InterruptedException {
         final long cIndex = lpConsumerIndex();
-        for (int spins = 0; ; spins++) {
+        final WaitPolicy policy = waitPolicy;
+        for (int step = 0; ; ) {
             if (isPublished(cIndex)) {
                 return true;
             }
-            if (closeState != null && endOfStreamAt(cIndex)) {
+            // NOTE: while backing off we read the slot we wait for, and the close state only every CLOSE_CHECK_STEPS
+            // steps; never the producer word. Every read of a line a producer writes makes its next write fetch the
+            // line back: a cross-core round trip per message when the two threads run in step. (The close state
+            // shares its line with 'reserved', which a MailboxSubscriber's sends write once per message.)
+            if ((step & (CLOSE_CHECK_STEPS - 1)) == 0 && closeState != null && endOfStreamAt(cIndex)) {
                 return true;
             }
-            if (spins < RECV_SPINS + RECV_YIELDS) {
-                // NOTE: while spinning we read the slot we wait for and the read-mostly closeState, never the
-                // producer word: every read of that line makes the next claim's CAS fetch it back, a cross-core
-                // round trip per message when the two threads run in step.
-                if (spins < RECV_SPINS) {
-                    Thread.onSpinWait();
-                } else {
-                    Thread.yield();
-                }
+            if (step >= 0 && policy.idle(step)) {
+                step++;
                 continue;
             }
+            step = -1; // the back-off is spent: from now on, yield while a send is in flight, else park
             final long word = lvProducerIndex();
             final long index = word >>> INDEX_SHIFT;
             if (index == cIndex && (word & CLOSED) != 0) {
@@ -1173,6 +1182,42 @@ public abstract class MailboxRing<E> extends RingL5Pad {
                 throw new InterruptedException();
             }
         }
+    }
+
+    /**
+     * Backs off on the consumer's own thread, as {@code policy} says, until the slot at the consumer index is
+     * published, the mailbox is closing, {@code role} is cancelled, or the back-off is spent. Reads only the
+     * slot and the read-mostly close state while it waits (see {@link #awaitData(long)}). For a drain running on
+     * a thread the user dedicated to consuming (a publisher's executor), before it registers with
+     * {@link #awaitData(Wakeable)}. Consumer only.
+     *
+     * @param role the subscription waiting, or null; its cancel ends the wait early
+     * @return true if a message (or the close) arrived: poll again; false if the back-off was spent or the
+     *         role cancelled
+     */
+    public final boolean idleUntilData(WaitPolicy policy, ConsumerRole role) {
+        final long cIndex = lpConsumerIndex();
+        for (int step = 0; ; step++) {
+            if (isPublished(cIndex)) {
+                return true;
+            }
+            if ((step & (CLOSE_CHECK_STEPS - 1)) == 0 && closeState != null) {
+                return true; // see awaitData(long): the close state is looked at only every few steps
+            }
+            if ((role != null && role.isCancelled()) || !policy.idle(step)) {
+                return false;
+            }
+        }
+    }
+
+    /** Sets how {@code recv}/{@code recvMany} wait before parking; call before the mailbox is shared. */
+    public final void waitPolicy(WaitPolicy policy) {
+        this.waitPolicy = Objects.requireNonNull(policy, "policy");
+    }
+
+    /** @return how {@code recv}/{@code recvMany} wait before parking */
+    public final WaitPolicy waitPolicy() {
+        return waitPolicy;
     }
 
     /**

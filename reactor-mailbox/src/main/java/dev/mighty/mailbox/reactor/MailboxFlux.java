@@ -3,6 +3,7 @@ package dev.mighty.mailbox.reactor;
 import java.util.Objects;
 
 import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.WaitPolicy;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.internal.ConsumerRole;
 import dev.mighty.mailbox.internal.MailboxRing;
@@ -96,13 +97,15 @@ import reactor.core.publisher.Mono;
 public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable {
     private final MailboxRing<T> ring;
     private final int batchSize;
+    private final WaitPolicy waitPolicy;
 
-    private MailboxFlux(Mailbox<T> mailbox, int batchSize) {
+    private MailboxFlux(Mailbox<T> mailbox, int batchSize, WaitPolicy waitPolicy) {
         this.ring = MailboxRing.of(Objects.requireNonNull(mailbox, "mailbox"));
         if (batchSize < 1) {
             throw new IllegalArgumentException("batchSize: " + batchSize + " (expected: >= 1)");
         }
         this.batchSize = batchSize;
+        this.waitPolicy = Objects.requireNonNull(waitPolicy, "waitPolicy");
     }
 
     /**
@@ -129,7 +132,26 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
      * @throws IllegalArgumentException if {@code batchSize < 1}
      */
     public static <T> Flux<T> from(Mailbox<T> mailbox, int batchSize) {
-        return onAssembly(new MailboxFlux<>(mailbox, batchSize));
+        return onAssembly(new MailboxFlux<>(mailbox, batchSize, WaitPolicy.park()));
+    }
+
+    /**
+     * Receives from {@code mailbox}; when fused, the thread that polls (the {@code publishOn} worker) waits as
+     * {@code waitPolicy} says before it reports the mailbox empty and registers for the next send. Give a
+     * policy other than {@link WaitPolicy#park()} (the default of the other factories) only when that worker
+     * serves this flux alone, e.g. {@code publishOn(Schedulers.newSingle("consumer"))}: on a shared scheduler
+     * the back-off would hold a worker other tasks need. Unfused, the policy is not used (the batches run on
+     * signalling threads, which never spin).
+     *
+     * @param mailbox the mailbox to receive from; one subscriber at a time
+     * @param batchSize as in {@link #from(Mailbox, int)}, {@code >= 1}
+     * @param waitPolicy how the fused poller waits on an empty mailbox
+     * @return a cold, fuseable flux of the mailbox's messages
+     * @throws NullPointerException if {@code mailbox} or {@code waitPolicy} is null
+     * @throws IllegalArgumentException if {@code batchSize < 1}
+     */
+    public static <T> Flux<T> from(Mailbox<T> mailbox, int batchSize, WaitPolicy waitPolicy) {
+        return onAssembly(new MailboxFlux<>(mailbox, batchSize, waitPolicy));
     }
 
     /**
@@ -183,7 +205,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
     @Override
     public void subscribe(CoreSubscriber<? super T> actual) {
         Objects.requireNonNull(actual, "subscriber"); // §1.9
-        new MailboxFluxSubscription<>(ring, actual, batchSize).start();
+        new MailboxFluxSubscription<>(ring, actual, batchSize, waitPolicy).start();
     }
 
     /** @return the batch size given to {@link #from(Mailbox, int)} */

@@ -3,6 +3,7 @@ package dev.mighty.mailbox.reactor;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
+import dev.mighty.mailbox.WaitPolicy;
 import dev.mighty.mailbox.internal.MailboxDrain;
 import dev.mighty.mailbox.internal.MailboxRing;
 import org.reactivestreams.Subscriber;
@@ -139,8 +140,13 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         }
     }
 
-    MailboxFluxSubscription(MailboxRing<T> ring, Subscriber<? super T> downstream, int batchSize) {
-        super(ring, downstream, null);
+    /** How the fused poller backs off on an empty mailbox before it registers: {@code park()} unless opted in. */
+    private final WaitPolicy pollWaitPolicy;
+
+    MailboxFluxSubscription(MailboxRing<T> ring, Subscriber<? super T> downstream, int batchSize,
+            WaitPolicy pollWaitPolicy) {
+        super(ring, downstream, null); // the unfused batches run on signalling threads: they never spin
+        this.pollWaitPolicy = pollWaitPolicy;
         this.batchSize = batchSize;
         this.flushLimit = Math.min(batchSize, ring.capacity());
         this.actual = downstream;
@@ -346,6 +352,13 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     private T pollEmpty() {
         flush();
         final MailboxRing<T> ring = this.ring;
+        if (!pollWaitPolicy.parksAtOnce() && ring.idleUntilData(pollWaitPolicy, this)) {
+            final T message = ring.poll(); // arrived during the back-off (the user dedicated this poller's thread)
+            if (message != null) {
+                taken();
+                return message;
+            }
+        }
         for (int spins = 0; ; spins++) {
             if (ring.awaitData(this)) {
                 return null; // the next send (or the close) wakes us; wake() signals onNext(null)

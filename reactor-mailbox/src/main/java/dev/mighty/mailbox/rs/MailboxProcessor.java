@@ -4,6 +4,7 @@ import java.util.Objects;
 import java.util.concurrent.Executor;
 
 import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.WaitPolicy;
 import org.reactivestreams.Processor;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -27,7 +28,8 @@ import org.reactivestreams.Subscription;
  * upstream's {@code request} may run on the downstream's drain thread (the receive that frees room).
  *
  * <h2>Progress</h2>
- * Lock-free throughout; neither side blocks or spins while idle (see the two halves).
+ * Lock-free throughout; neither side blocks while idle, and only an executor's drain task spins, for the
+ * bounded back-off of its {@link WaitPolicy} (see the two halves).
  *
  * <h2>Visibility</h2>
  * What the upstream wrote before {@code onNext(m)} happens-before the downstream's {@code onNext(m)}.
@@ -72,8 +74,21 @@ public final class MailboxProcessor<T> implements Processor<T, T> {
      * @throws IllegalArgumentException if {@code batchSize < 1}
      */
     public MailboxProcessor(Mailbox<T> mailbox, int batchSize, Executor executor) {
+        this(mailbox, batchSize, executor, WaitPolicy.defaults());
+    }
+
+    /**
+     * @param mailbox the buffer between upstream and downstream
+     * @param batchSize the largest number of messages taken per downstream batch, {@code >= 1}
+     * @param executor runs the downstream drains (every downstream {@code onNext})
+     * @param waitPolicy how a downstream drain task waits on an empty mailbox before it gives the thread back
+     *                   (see {@link MailboxPublisher#MailboxPublisher(Mailbox, int, Executor, WaitPolicy)})
+     * @throws NullPointerException if {@code mailbox}, {@code executor} or {@code waitPolicy} is null
+     * @throws IllegalArgumentException if {@code batchSize < 1}
+     */
+    public MailboxProcessor(Mailbox<T> mailbox, int batchSize, Executor executor, WaitPolicy waitPolicy) {
         this.publisher = new MailboxPublisher<>(mailbox, batchSize, Objects.requireNonNull(executor, "executor"),
-                true);
+                Objects.requireNonNull(waitPolicy, "waitPolicy"), true);
         this.subscriber = new MailboxSubscriber<>(mailbox);
     }
 

@@ -4,6 +4,7 @@ import java.util.Objects;
 import java.util.concurrent.Executor;
 
 import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.WaitPolicy;
 import dev.mighty.mailbox.internal.MailboxDrain;
 import dev.mighty.mailbox.internal.MailboxRing;
 import org.reactivestreams.Publisher;
@@ -63,7 +64,10 @@ import org.reactivestreams.Subscriber;
  *     <li><b>With an {@code Executor}</b> ({@link #MailboxPublisher(Mailbox, int, Executor)}): every drain, hence
  *     every {@code onNext}, {@code onComplete} and {@code onError}, runs as a task on that executor, at most one
  *     task per subscription at a time (a task is submitted when an event finds no drain running). Producers
- *     and requesters only submit. Use it when producers must not run subscriber code. Only {@code onSubscribe}
+ *     and requesters only submit. A task that drains the mailbox empty waits as its {@link WaitPolicy} says
+ *     (by default a bounded spin-then-yield back-off of a few tens of microseconds at most) before it registers
+ *     for the next send and returns, so a producer that keeps sending does not pay an executor hand-off every
+ *     few messages; an idle subscription holds no thread and uses no CPU. Use it when producers must not run subscriber code. Only {@code onSubscribe}
  *     (and a refused subscriber's {@code onError}) run on the subscribing thread. If the executor rejects a
  *     task, the subscription ends with {@code onError(RejectedExecutionException)} on the thread that was
  *     submitting.</li>
@@ -75,8 +79,9 @@ import org.reactivestreams.Subscriber;
  * <h2>Progress</h2>
  * {@code subscribe}, {@code request} and {@code cancel} are lock-free apart from the drain they may run.
  * The drain is wait-free per message except when it finds a slot claimed but not yet published: it then
- * retries (spinning briefly, then yielding) until that producer publishes. Nothing spins while the mailbox is
- * empty or demand is zero.
+ * retries (spinning briefly, then yielding) until that producer publishes. Nothing spins while demand is zero;
+ * while the mailbox is empty only an executor's drain task spins, for the bounded back-off of its
+ * {@link WaitPolicy}.
  *
  * <h2>Visibility</h2>
  * What a producer wrote before its send happens-before {@code onNext} of that message; what a subscriber did
@@ -104,6 +109,7 @@ public final class MailboxPublisher<T> implements Publisher<T> {
     private final MailboxRing<T> ring;
     private final int batchSize;
     private final Executor executor;
+    private final WaitPolicy waitPolicy;
     private final boolean closeOnCancel;
 
     /**
@@ -138,17 +144,44 @@ public final class MailboxPublisher<T> implements Publisher<T> {
      * @throws IllegalArgumentException if {@code batchSize < 1}
      */
     public MailboxPublisher(Mailbox<T> mailbox, int batchSize, Executor executor) {
-        this(mailbox, batchSize, Objects.requireNonNull(executor, "executor"), false);
+        this(mailbox, batchSize, executor, WaitPolicy.defaults());
+    }
+
+    /**
+     * A publisher whose drains, and so every {@code onNext}, run on {@code executor}, and whose drain task, when
+     * it empties the mailbox, waits as {@code waitPolicy} says before it registers for the next send and
+     * returns the thread to the executor. {@link WaitPolicy#defaults()} unless given; pass
+     * {@link WaitPolicy#park()} for an executor whose threads serve other work too.
+     *
+     * @param mailbox the mailbox to drain
+     * @param batchSize the largest number of messages taken per batch, {@code >= 1}
+     * @param executor runs the drains; should not run tasks on the submitting thread
+     * @param waitPolicy how the drain task waits on an empty mailbox before it gives the thread back
+     * @throws NullPointerException if {@code mailbox}, {@code executor} or {@code waitPolicy} is null
+     * @throws IllegalArgumentException if {@code batchSize < 1}
+     */
+    public MailboxPublisher(Mailbox<T> mailbox, int batchSize, Executor executor, WaitPolicy waitPolicy) {
+        this(mailbox, batchSize, Objects.requireNonNull(executor, "executor"),
+                Objects.requireNonNull(waitPolicy, "waitPolicy"), false);
     }
 
     /** @param closeOnCancel whether a cancelled subscription closes the mailbox ({@link MailboxProcessor}) */
     MailboxPublisher(Mailbox<T> mailbox, int batchSize, Executor executor, boolean closeOnCancel) {
+        this(mailbox, batchSize, executor, executor == null ? WaitPolicy.park() : WaitPolicy.defaults(),
+                closeOnCancel);
+    }
+
+    /** @param closeOnCancel whether a cancelled subscription closes the mailbox ({@link MailboxProcessor}) */
+    MailboxPublisher(Mailbox<T> mailbox, int batchSize, Executor executor, WaitPolicy waitPolicy,
+            boolean closeOnCancel) {
         this.ring = MailboxRing.of(Objects.requireNonNull(mailbox, "mailbox"));
         if (batchSize < 1) {
             throw new IllegalArgumentException("batchSize: " + batchSize + " (expected: >= 1)");
         }
         this.batchSize = batchSize;
         this.executor = executor;
+        // Trampoline: the drain runs on producers' and requesters' threads, which must never spin.
+        this.waitPolicy = executor == null ? WaitPolicy.park() : waitPolicy;
         this.closeOnCancel = closeOnCancel;
     }
 
@@ -160,7 +193,7 @@ public final class MailboxPublisher<T> implements Publisher<T> {
     @Override
     public void subscribe(Subscriber<? super T> subscriber) {
         Objects.requireNonNull(subscriber, "subscriber"); // §1.9
-        new MailboxSubscription<>(ring, subscriber, batchSize, executor, closeOnCancel).start();
+        new MailboxSubscription<>(ring, subscriber, batchSize, executor, waitPolicy, closeOnCancel).start();
     }
 
     /** @return the largest number of messages taken per batch */
@@ -168,10 +201,15 @@ public final class MailboxPublisher<T> implements Publisher<T> {
         return batchSize;
     }
 
+    /** @return how a drain waits on an empty mailbox before it registers ({@link WaitPolicy#park()} without executor) */
+    public WaitPolicy waitPolicy() {
+        return waitPolicy;
+    }
+
     @Override
     public String toString() {
         return "MailboxPublisher[name=" + ring.name() + ", batchSize=" + batchSize
-                + (executor != null ? ", executor=" + executor : "") + "]";
+                + (executor != null ? ", executor=" + executor + ", waitPolicy=" + waitPolicy : "") + "]";
     }
 
     /**
@@ -183,8 +221,8 @@ public final class MailboxPublisher<T> implements Publisher<T> {
         private final boolean closeOnCancel;
 
         MailboxSubscription(MailboxRing<T> ring, Subscriber<? super T> downstream, int batchSize, Executor executor,
-                boolean closeOnCancel) {
-            super(ring, downstream, executor);
+                WaitPolicy waitPolicy, boolean closeOnCancel) {
+            super(ring, downstream, executor, waitPolicy);
             this.batchSize = batchSize;
             this.closeOnCancel = closeOnCancel;
         }

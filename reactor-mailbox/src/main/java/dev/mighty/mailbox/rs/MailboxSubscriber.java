@@ -37,6 +37,11 @@ import org.reactivestreams.Subscription;
  * requests from inside that receive, so a synchronous upstream may run its {@code onNext} there too), or the
  * thread that closes the mailbox (to cancel the upstream).
  *
+ * <p>Replenishment comes in runs: while the consumer still has messages to take, a round reserves only once a
+ * quarter of {@code prefetch} (or all it wants) is free, so a full mailbox costs one reserve, one
+ * {@code request} and at most one wake-up per run of freed slots, not per slot. Once the mailbox is empty a
+ * round takes whatever is free, so a slow or paused consumer never starves the upstream.
+ *
  * <h2>Progress</h2>
  * {@code onNext} is lock-free and never waits: a reserved send cannot find the mailbox full. No thread
  * spins or parks waiting for room: a subscriber that has no reserved slot left and gets none registers a
@@ -77,6 +82,11 @@ public final class MailboxSubscriber<T> implements Subscriber<T> {
     private final int prefetch;
     /** Replenish after this many reserved sends: 75% of {@code prefetch}, as Reactor's prefetching operators. */
     private final int limit;
+    /**
+     * The smallest top-up worth a round while the consumer has messages to take: a quarter of {@code prefetch}
+     * (at least 1). Below it the round waits for the consumer to free more (see {@code runAvailable}).
+     */
+    private final int run;
     /** Registered with the mailbox for room and for close; allocated once. */
     private final Wakeable wakeup = this::drain;
 
@@ -139,6 +149,7 @@ public final class MailboxSubscriber<T> implements Subscriber<T> {
         }
         this.prefetch = prefetch;
         this.limit = prefetch - (prefetch >> 2);
+        this.run = Math.max(1, prefetch >> 2);
         this.nextReplenish = limit;
     }
 
@@ -289,6 +300,20 @@ public final class MailboxSubscriber<T> implements Subscriber<T> {
             if (wanted <= 0L) {
                 return;
             }
+            if (!runAvailable(wanted)) {
+                // Replenish in runs, not per freed slot: while the consumer still has messages to take, wait until
+                // it has freed at least a run (or everything we want) instead of reserving and requesting the
+                // few slots free now, which would cost a reserve, a request and, later, a wake-up each.
+                if (outstanding > 0L) {
+                    return; // the onNext that uses the last reservation schedules the next round
+                }
+                if (ring.awaitRoom(wakeup)) {
+                    return; // the consumer's next receive (or a release, or close) wakes us to look again
+                }
+                if (!runAvailable(wanted)) {
+                    return; // the registration stands (awaitRoom pushed it either way) and brings us back
+                }
+            }
             final int reserved = ring.reserve((int) wanted);
             if (reserved > 0) {
                 GRANTED.setRelease(this, granted + reserved); // pairs with getAcquire in onNext: before request()
@@ -304,6 +329,21 @@ public final class MailboxSubscriber<T> implements Subscriber<T> {
             // Room appeared meanwhile: try once more. If reserve still grants nothing, the registration made by
             // awaitRoom stands and its wake-up brings us back.
         }
+    }
+
+    /**
+     * @return whether reserving now is worth a round: at least {@code min(wanted, run)} slots look free, or the
+     *         mailbox is empty (the consumer will free nothing more, so take whatever there is). A racy estimate:
+     *         {@code reserve} decides what is granted.
+     */
+    private boolean runAvailable(long wanted) {
+        final MailboxRing<T> ring = this.ring;
+        final int size = ring.size();
+        if (size == 0) {
+            return true;
+        }
+        final long free = ring.capacity() - size - Math.max(0L, ring.reserved());
+        return free >= Math.min(wanted, run);
     }
 
     @Override

@@ -14,6 +14,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Flow;
 import java.util.concurrent.SubmissionPublisher;
 import java.util.concurrent.atomic.AtomicLong;
@@ -26,6 +29,7 @@ import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.WaitPolicy;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import dev.mighty.mailbox.rs.MailboxPublisher;
 import dev.mighty.mailbox.rs.MailboxSubscriber;
@@ -231,6 +235,42 @@ class UsageRecipesTest {
         assertThat(stats.received()).isEqualTo(1_000L);
     }
 
+    // ------------------------------------------------------------------ 7. choosing a wait policy
+
+    @Test
+    void shouldDeliverThroughEveryFaceWhenEachWaitPolicyIsChosen() throws Exception {
+        final List<String> handled = new CopyOnWriteArrayList<>();
+        // tag::wait-policy[]
+        // recv/recvMany on a thread of yours: back off (spin, then yield) before parking. defaults() unless given.
+        Mailbox<String> inbox = Mailboxes.<String>builder()
+                .waitPolicy(WaitPolicy.backoff(1_000, 100)) // a dedicated core: spin longer, park less often
+                .build();
+
+        // A publisher on an executor of its own: its drain task backs off before it gives the thread back.
+        ExecutorService consumer = Executors.newSingleThreadExecutor();
+        // (WaitPolicy.park() if the executor's threads serve other work too)
+        Flux.from(new MailboxPublisher<>(inbox, 256, consumer, WaitPolicy.defaults()))
+                .subscribe(handled::add);
+
+        // A fused flux whose publishOn worker serves it alone may back off too (opt-in; the default parks).
+        Mailbox<String> events = Mailboxes.bounded(1024);
+        Scheduler worker = Schedulers.newSingle("events");
+        Flux<String> flux = MailboxFlux.from(events, 256, WaitPolicy.defaults()).publishOn(worker);
+        // end::wait-policy[]
+        inbox.send("a");
+        inbox.send("b");
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (handled.size() < 2 && System.nanoTime() - deadline < 0) {
+            Thread.sleep(1);
+        }
+        assertThat(handled).containsExactly("a", "b");
+        events.send("x");
+        events.close();
+        assertThat(flux.collectList().block(TIMEOUT)).containsExactly("x");
+        worker.dispose();
+        consumer.shutdown();
+    }
+
     // ------------------------------------------------------------------ the document and the code agree
 
     private static final Pattern REGION = Pattern.compile(
@@ -243,7 +283,8 @@ class UsageRecipesTest {
         final Path doc = findUp(module, "docs/usage.md");
         final Map<String, String> recipes = regions(Files.readString(source, StandardCharsets.UTF_8));
         assertThat(recipes.keySet())
-                .containsExactly("actor-loop", "flux-into-mailbox", "mailbox-into-flux", "frames", "flow", "sizing");
+                .containsExactly("actor-loop", "flux-into-mailbox", "mailbox-into-flux", "frames", "flow", "sizing",
+                        "wait-policy");
         final String text = Files.readString(doc, StandardCharsets.UTF_8);
         for (Map.Entry<String, String> recipe : recipes.entrySet()) {
             assertThat(text).as("docs/usage.md shows recipe '%s' as in UsageRecipesTest", recipe.getKey())

@@ -47,6 +47,8 @@ public final class MailboxThroughput implements Callable<Integer> {
     static final int QUICK_WARMUP = 500;
     static final int QUICK_ITERATIONS = 1_000;
     static final int PING_PONG_ROUNDS = 2_000;
+    static final int DEFAULT_LATENCY_SAMPLES = 2_000;
+    static final int QUICK_LATENCY_SAMPLES = 300;
     static final int PING_PONG_SAMPLES = 15;
 
     @Option(names = "--quick", description = "Short run (<= 20 s on a quiet machine): --warmup " + QUICK_WARMUP
@@ -80,6 +82,11 @@ public final class MailboxThroughput implements Callable<Integer> {
     @Option(names = "--batch", paramLabel = "N", description = "Most messages per batched receive "
             + "(default: ${DEFAULT-VALUE}).")
     int batch = 256;
+
+    @Option(names = "--latency-samples", paramLabel = "N", description = "Lone-message latency samples per face, "
+            + "after the throughput rounds (default: " + DEFAULT_LATENCY_SAMPLES + ", --quick: " + QUICK_LATENCY_SAMPLES
+            + "; 0 skips the latency section).")
+    Integer latencySamples;
 
     @Option(names = "--list", description = "List the implementations and exit.")
     boolean list;
@@ -122,6 +129,9 @@ public final class MailboxThroughput implements Callable<Integer> {
         checkPositive("warmup", warmup, 0);
         checkPositive("capacity", capacity, 1);
         checkPositive("batch", batch, 1);
+        if (latencySamples != null) {
+            checkPositive("latency-samples", latencySamples, 0);
+        }
 
         final List<Workloads.Entry> entries = new ArrayList<>();
         for (Workloads.Entry e : Workloads.all()) {
@@ -179,7 +189,22 @@ public final class MailboxThroughput implements Callable<Integer> {
                 rounds(harness, workloads, null, warmup, "warm-up", started, allocation);
                 gcCount0 = gcCount();
                 gcMillis0 = gcMillis();
+                final long[] wakeups0 = new long[workloads.size()];
+                final long[] cpu0 = new long[workloads.size()];
+                for (int i = 0; i < workloads.size(); i++) {
+                    wakeups0[i] = workloads.get(i).wakeups();
+                    cpu0[i] = delivererCpu(harness, workloads.get(i));
+                }
                 rounds(harness, workloads, measurements, iterations, "measure", started, allocation);
+                for (int i = 0; i < workloads.size(); i++) {
+                    final Workload w = workloads.get(i);
+                    final Measurement m = measurements.get(i);
+                    final long wakeups = w.wakeups();
+                    m.wakeups = wakeups < 0 ? -1L : wakeups - wakeups0[i];
+                    final long cpu = delivererCpu(harness, w);
+                    m.delivererCpuNanos = cpu < 0 || cpu0[i] < 0 ? -1L : cpu - cpu0[i];
+                    m.deliveredOnProducer = w.deliveringThread() == Thread.currentThread();
+                }
             } finally {
                 for (int i = 0; i < workloads.size(); i++) {
                     measurements.get(i).stats = workloads.get(i).stats();
@@ -191,7 +216,20 @@ public final class MailboxThroughput implements Callable<Integer> {
         final String gc = String.format(Locale.ROOT, "GC during the measured rounds: %d collections, %d ms; "
                         + "whole run %.1f s", gcCount() - gcCount0, gcMillis() - gcMillis0,
                 (System.nanoTime() - started) / 1e9);
+        final int samples = latencySamples != null ? latencySamples : quick ? QUICK_LATENCY_SAMPLES
+                : DEFAULT_LATENCY_SAMPLES;
+        String latency = null;
+        if (samples > 0) {
+            stderr.printf(Locale.ROOT, "[latency] %d lone messages per face%n", samples);
+            final List<Latency.Result> results = Latency.run(capacity, samples, () -> {
+                stderr.print(".");
+                return true;
+            });
+            stderr.println();
+            latency = Latency.table(results, samples);
+        }
         final Report report = new Report(header, measurements, pingStart, pingEnd, gc);
+        report.latency = latency;
         stdout.print(report.console());
         final List<Path> files = report.write(out);
         stdout.println("Wrote " + files.stream().map(Path::toString).reduce((a, b) -> a + ", " + b).orElse(""));
@@ -212,7 +250,7 @@ public final class MailboxThroughput implements Callable<Integer> {
                     final long before = allocation.total();
                     final long nanos = harness.iterate(w, msgs);
                     final long after = allocation.total();
-                    into.get(i).record(nanos, before < 0 ? -1 : after - before);
+                    into.get(i).record(nanos, before < 0 ? -1 : after - before, harness.lastConsumerCpuNanos());
                 }
             }
             if ((r + 1) % step == 0 || r + 1 == count) {
@@ -220,6 +258,22 @@ public final class MailboxThroughput implements Callable<Integer> {
                         workloads.size(), (System.nanoTime() - started) / 1e9);
             }
         }
+    }
+
+    /**
+     * @return the cumulative CPU time of {@code w}'s own delivering thread (an executor's or a scheduler's, used
+     *         by this row alone), or -1 if it has none (the harness threads receive) or the JVM cannot tell
+     */
+    private static long delivererCpu(TwoThreadHarness harness, Workload w) {
+        final Thread t = w.deliveringThread();
+        if (t == null || t == Thread.currentThread() || t == harness.consumerThread()) {
+            return -1L;
+        }
+        final java.lang.management.ThreadMXBean bean = ManagementFactory.getThreadMXBean();
+        if (!bean.isThreadCpuTimeSupported() || !bean.isThreadCpuTimeEnabled()) {
+            return -1L;
+        }
+        return bean.getThreadCpuTime(t.getId());
     }
 
     private static double pingPong(TwoThreadHarness harness) throws Exception {

@@ -12,6 +12,14 @@ final class Measurement {
     final int messagesPerIteration;
     long allocatedBytes = -1L;
     String stats;
+    /** CPU time of the harness consumer thread during the measured iterations; -1 when the JVM cannot tell. */
+    long consumerCpuNanos = -1L;
+    /** CPU time of the row's own delivering thread (executor, scheduler) over the measured phase, or -1. */
+    long delivererCpuNanos = -1L;
+    /** Whether onNext ran on the producer thread (trampoline): its CPU is in the producer, not counted. */
+    boolean deliveredOnProducer;
+    /** Wake-ups during the measured phase (mailbox rows), or -1. */
+    long wakeups = -1L;
 
     Measurement(Workloads.Entry entry, int messagesPerIteration) {
         this.entry = entry;
@@ -22,8 +30,11 @@ final class Measurement {
         return entry.name();
     }
 
-    void record(long nanos, long allocated) {
+    void record(long nanos, long allocated, long consumerCpu) {
         histogram.recordValue(Math.max(1L, nanos));
+        if (consumerCpu >= 0) {
+            consumerCpuNanos = Math.max(0L, consumerCpuNanos) + consumerCpu;
+        }
         if (allocated >= 0) {
             allocatedBytes = Math.max(0L, allocatedBytes) + allocated;
         }
@@ -59,5 +70,34 @@ final class Measurement {
     double bytesPerMessage() {
         final long n = histogram.getTotalCount() * messagesPerIteration;
         return allocatedBytes < 0 || n == 0 ? -1 : (double) allocatedBytes / n;
+    }
+
+    private long measuredMessages() {
+        return histogram.getTotalCount() * messagesPerIteration;
+    }
+
+    /**
+     * @return CPU nanoseconds per message of the thread that received: the row's own executor or scheduler
+     *         thread over the measured phase if it has one, else the harness consumer thread during the
+     *         iterations; -1 when onNext ran on the producer thread or the JVM cannot tell
+     */
+    double consumerCpuPerMessage() {
+        final long n = measuredMessages();
+        if (n == 0) {
+            return -1;
+        }
+        if (delivererCpuNanos >= 0) {
+            return delivererCpuNanos / (double) n; // the row's own thread; the harness thread only waited
+        }
+        if (deliveredOnProducer || consumerCpuNanos < 0) {
+            return -1; // trampoline: onNext ran inside the producer's sends
+        }
+        return consumerCpuNanos / (double) n;
+    }
+
+    /** @return mailbox wake-ups (parks and registrations, both sides) per 10 M messages, or -1 */
+    double wakeupsPer10M() {
+        final long n = measuredMessages();
+        return wakeups < 0 || n == 0 ? -1 : wakeups * 1e7 / n;
     }
 }

@@ -60,7 +60,7 @@ final class Report {
                     Workloads.MAILBOX, Workloads.JCTOOLS_SPSC, 5.0, true),
             new Expectation("reference", "batched recv faster than single recv (reference saw 7-8%)",
                     Workloads.MAILBOX_SINGLE_RECV, Workloads.MAILBOX, 1.0, false),
-            new Expectation("goal", "MPSC mailbox <= 1.2x bare MpscArrayQueue (CLI: poll; JMH compares drain)",
+            new Expectation("goal", "MPSC mailbox <= 1.2x bare MpscArrayQueue (both batch receives: drain)",
                     Workloads.MAILBOX, Workloads.JCTOOLS_MPSC, 1.2, true),
             new Expectation("goal", "SPSC mailbox <= 1.3x bare SpscArrayQueue",
                     Workloads.SPSC_MAILBOX, Workloads.JCTOOLS_SPSC, 1.3, true),
@@ -72,10 +72,18 @@ final class Report {
                     Workloads.BATCHED_SEND_MAILBOX, Workloads.MAILBOX, 0.7, true),
             new Expectation("goal", "frame inline path <= 1.3x the raw mailbox",
                     Workloads.FRAME_MAILBOX, Workloads.MAILBOX, 1.3, true),
-            new Expectation("goal", "MailboxPublisher <= 1.2x the raw mailbox",
+            new Expectation("goal", "MailboxPublisher <= 1.2x the raw mailbox (DrivenExecutor: adapter cost only)",
                     Workloads.PUBLISHER_MAILBOX, Workloads.MAILBOX, 1.2, true),
-            new Expectation("goal", "fused MailboxFlux >= 3x faster than the Reactor unicast sink",
-                    Workloads.REACTOR_SINK, Workloads.FLUX_MAILBOX, 3.0, false));
+            new Expectation("goal", "fused MailboxFlux >= 3x faster than the Reactor unicast sink (DrivenExecutor)",
+                    Workloads.REACTOR_SINK, Workloads.FLUX_MAILBOX, 3.0, false),
+            new Expectation("issue 11", "MailboxPublisher on a single-thread executor <= 1.5x raw recvMany",
+                    Workloads.PUBLISHER_EXECUTOR, Workloads.MAILBOX, 1.5, true),
+            new Expectation("issue 11", "fused MailboxFlux on a single scheduler >= 2.5x faster than the sink on one",
+                    Workloads.REACTOR_SINK_SINGLE, Workloads.FLUX_SINGLE, 2.5, false),
+            new Expectation("issue 11", "MailboxSubscriber <= 1.5x raw trySend/tryRecvMany",
+                    Workloads.SUBSCRIBER, Workloads.MAILBOX_TRY, 1.5, true),
+            new Expectation("issue 11", "trampoline MailboxPublisher <= 2x raw trySend/tryRecvMany",
+                    Workloads.PUBLISHER_TRAMPOLINE, Workloads.MAILBOX_TRY, 2.0, true));
 
     /** What the run was: printed first, and written at the top of results.md and results.json. */
     record Header(String command, String jvm, int cores, String os, String settings, int messages, int capacity,
@@ -89,6 +97,8 @@ final class Report {
     private final double pingPongEnd;
     private final String gc;
     private final int nameColumn;
+    /** The lone-message latency table ({@link Latency#table}), or null when skipped. */
+    String latency;
 
     Report(Header header, List<Measurement> rows, double pingPongStart, double pingPongEnd, String gc) {
         this.header = header;
@@ -148,17 +158,26 @@ final class Report {
     String table() {
         final StringBuilder sb = new StringBuilder();
         sb.append("| implementation | median ms | msgs/s (median) | ns/msg | vs mailbox | vs SPSC ring "
-                + "| spread p95/median | B/msg |\n");
-        sb.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+                + "| spread p95/median | B/msg | consumer CPU ns/msg | wake-ups /10M msgs |\n");
+        sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Measurement m : rows) {
             final double b = m.bytesPerMessage();
-            sb.append(String.format(Locale.ROOT, "| %s%s | %.3f | %,.0f | %.1f | %s | %s | %.2f | %s |%n",
+            final double cpu = m.consumerCpuPerMessage();
+            final double wakeups = m.wakeupsPer10M();
+            sb.append(String.format(Locale.ROOT, "| %s%s | %.3f | %,.0f | %.1f | %s | %s | %.2f | %s | %s | %s |%n",
                     m.name(), m.entry.ours() ? "" : " *", m.medianNanos() / 1e6, m.msgsPerSecond(),
                     m.nanosPerMessage(), ratio(m, Workloads.MAILBOX), ratio(m, Workloads.JCTOOLS_SPSC), m.spread(),
-                    b < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f", b)));
+                    b < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f", b),
+                    cpu < 0 ? (m.deliveredOnProducer ? "n/a †" : "n/a") : String.format(Locale.ROOT, "%.1f", cpu),
+                    wakeups < 0 ? "-" : String.format(Locale.ROOT, "%,.0f", wakeups)));
         }
         sb.append("\n`*` comparator. Ratios are of median iteration times (> 1 is slower). B/msg: bytes allocated by both "
-                + "threads during the measured iterations, per message.\n");
+                + "harness threads during the measured iterations, per message. Consumer CPU: thread CPU time "
+                + "(ThreadMXBean) of the thread that ran onNext or the receive, per message: a row's own executor or "
+                + "scheduler thread over the whole measured phase (its back-off between iterations included), else the "
+                + "harness consumer thread during the iterations; waiting counts, so a spinning consumer is never free. "
+                + "`†`: onNext ran inside the producer's sends (trampoline). Wake-ups: the mailbox's consumerParks + producerParks during the "
+                + "measured phase (parks and wake-up registrations), per 10 M messages.\n");
         return sb.toString();
     }
 
@@ -193,7 +212,7 @@ final class Report {
     String console() {
         return lines() + "\n" + pingPong() + "\n\n" + table() + "\nExpectations (ratios of medians, this run):\n"
                 + expectations() + (stats().isEmpty() ? "" : "\nMailbox stats at the end:\n" + stats())
-                + "\n" + gc + "\n";
+                + "\n" + gc + "\n" + (latency == null ? "" : "\n" + latency);
     }
 
     String markdown() {
@@ -209,7 +228,8 @@ final class Report {
                 + table() + "\n"
                 + "Expectations (ratios of medians, this run):\n\n" + expectations() + "\n"
                 + "![msgs/s per implementation](" + CHART + ")\n"
-                + (stats().isEmpty() ? "" : "\nMailbox stats at the end:\n\n```text\n" + stats() + "```\n");
+                + (stats().isEmpty() ? "" : "\nMailbox stats at the end:\n\n```text\n" + stats() + "```\n")
+                + (latency == null ? "" : "\n### Lone-message latency\n\n" + latency);
     }
 
     String json() {
@@ -243,6 +263,10 @@ final class Report {
                     .append(", \"ratioToSpscRing\": ").append(ratioJson(m, Workloads.JCTOOLS_SPSC))
                     .append(", \"spreadP95OverMedian\": ").append(num(m.spread()))
                     .append(", \"bytesPerMessage\": ").append(m.bytesPerMessage() < 0 ? "null" : num(m.bytesPerMessage()))
+                    .append(", \"consumerCpuNsPerMessage\": ")
+                    .append(m.consumerCpuPerMessage() < 0 ? "null" : num(m.consumerCpuPerMessage()))
+                    .append(", \"deliveredOnProducer\": ").append(m.deliveredOnProducer)
+                    .append(", \"wakeupsPer10M\": ").append(m.wakeupsPer10M() < 0 ? "null" : num(m.wakeupsPer10M()))
                     .append(", \"stats\": ").append(m.stats == null ? "null" : quote(m.stats))
                     .append(i + 1 < rows.size() ? "},\n" : "}\n");
         }

@@ -1,5 +1,7 @@
 package dev.mighty.mailbox.bench.cli;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
@@ -15,8 +17,9 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <h2>Progress</h2>
  * One job at a time, in handshakes: the producer publishes a job and wakes the consumer; both spin until
- * the other is ready; the producer produces while the consumer consumes and times itself; the producer
- * spins (then yields) until the consumer is done. Between jobs the consumer spins briefly, then parks.
+ * the other is ready; the producer produces while the consumer consumes (an iteration is timed from just
+ * before the start signal to the last receipt); the producer spins (then yields) until the consumer is done.
+ * Between jobs the consumer spins briefly, then parks.
  * A thread whose peer fails is interrupted (waiting loops call {@link Workload#idle(int)}), and a job that
  * does not end within {@link #JOB_TIMEOUT_NANOS} fails the run.
  *
@@ -26,6 +29,7 @@ import java.util.concurrent.locks.LockSupport;
  * producer's volatile read of it.
  */
 final class TwoThreadHarness implements AutoCloseable {
+    private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
     /** A job that runs longer than this fails the run (a hung channel must not look like a slow one). */
     static final long JOB_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(60);
     /** Waits spin this many times, then yield (two threads spinning on two shared cores starve the JIT). */
@@ -57,7 +61,8 @@ final class TwoThreadHarness implements AutoCloseable {
     private Workload workload;
     private int count;
     // the result: written by the consumer before 'done'
-    private long elapsedNanos;
+    private long consumerEnd;
+    private long consumerCpuNanos;
     private Throwable failure;
 
     TwoThreadHarness() {
@@ -72,6 +77,16 @@ final class TwoThreadHarness implements AutoCloseable {
         return consumer.getId();
     }
 
+    /** @return the consumer thread */
+    Thread consumerThread() {
+        return consumer;
+    }
+
+    /** @return the CPU time the consumer thread spent in the last iteration's {@code consume}, or -1 */
+    long lastConsumerCpuNanos() {
+        return consumerCpuNanos;
+    }
+
     /** Runs {@code workload.open()} on the consumer thread. */
     void open(Workload workload) throws Exception {
         final long gen = submit(OP_OPEN, workload, 0);
@@ -82,11 +97,12 @@ final class TwoThreadHarness implements AutoCloseable {
     /**
      * Runs one iteration: the producer (this thread) sends {@code n} messages while the consumer receives them.
      *
-     * @return the consumer's time, in nanoseconds, from the start signal to its last message
+     * @return nanoseconds from just before the start signal to the receipt of the last message
      */
     long iterate(Workload workload, int n) throws Exception {
         final long gen = submit(OP_ITERATE, workload, n);
         awaitReady(gen);
+        final long producerStart = System.nanoTime();
         go = gen;
         Throwable produceFailure = null;
         try {
@@ -99,7 +115,13 @@ final class TwoThreadHarness implements AutoCloseable {
         if (produceFailure != null) {
             throw new IllegalStateException("producer failed", produceFailure);
         }
-        return elapsedNanos;
+        // Every row is timed the same way: from the moment the producer may start (just before the start signal)
+        // to the receipt of the last message, on whichever thread received it (a row that receives on another
+        // thread reports that moment; otherwise the consumer thread's end of consume()). A consumer that starts
+        // late (descheduled on a busy machine) therefore counts against its row instead of handing it a
+        // pre-filled mailbox. Pairs with the volatile read of done in awaitDone().
+        final long finishedAt = workload.finishedAt();
+        return Math.max(1L, (finishedAt != 0L ? finishedAt : consumerEnd) - producerStart);
     }
 
     /**
@@ -209,15 +231,26 @@ final class TwoThreadHarness implements AutoCloseable {
                 return;
             }
             Thread.interrupted();
+            if (op == OP_ITERATE) {
+                try {
+                    workload.prepare(count); // before ready: happens-before the producer's first send
+                } catch (Throwable t) {
+                    failure = t;
+                    producer.interrupt();
+                }
+            }
             ready = gen;
             for (int spins = 0; go != gen; spins++) {
                 backoff(spins);
             }
             try {
                 if (op == OP_ITERATE) {
-                    final long start = System.nanoTime();
-                    workload.consume(count);
-                    elapsedNanos = System.nanoTime() - start;
+                    final long cpu = CPU.isCurrentThreadCpuTimeSupported() ? CPU.getCurrentThreadCpuTime() : -1L;
+                    if (failure == null) {
+                        workload.consume(count);
+                    }
+                    consumerEnd = System.nanoTime();
+                    consumerCpuNanos = cpu < 0 ? -1L : CPU.getCurrentThreadCpuTime() - cpu;
                 } else if (op == OP_OPEN) {
                     workload.open();
                 } else if (op == OP_PING_PONG) {

@@ -20,6 +20,13 @@ interface Workload {
     default void open() throws Exception {
     }
 
+    /**
+     * Consumer thread, before each iteration's start signal (so before the producer sends anything): rows whose
+     * messages are received on another thread arm their check here.
+     */
+    default void prepare(int n) {
+    }
+
     /** Producer thread: sends the {@code n} messages of one iteration, in order. */
     void produce(int n) throws Exception;
 
@@ -29,6 +36,31 @@ interface Workload {
      * @throws IllegalStateException if a message is missing, extra or out of order
      */
     void consume(int n) throws Exception;
+
+    /**
+     * @return the {@link System#nanoTime()} at which the thread that received the iteration's last message
+     *         received it, or 0 to let the harness take the time when {@link #consume} returns. Rows that receive
+     *         on another thread answer this, so the harness thread's own wake-up is not measured.
+     */
+    default long finishedAt() {
+        return 0L;
+    }
+
+    /**
+     * @return the thread that ran {@code onNext} last (an executor's or scheduler's thread, or the producer in
+     *         trampoline mode), or null when the harness's consumer thread receives; read after an iteration
+     */
+    default Thread deliveringThread() {
+        return null;
+    }
+
+    /**
+     * @return the mailbox's wake-ups so far ({@code consumerParks + producerParks}: parks and wake-up
+     *         registrations, cumulative), or -1 for a comparator; producer thread, between iterations
+     */
+    default long wakeups() {
+        return -1L;
+    }
 
     /** @return a one-line counter summary (mailbox rows: {@code stats()}), or null */
     default String stats() {

@@ -1,10 +1,18 @@
 package dev.mighty.mailbox.bench.cli;
 
 import java.nio.ByteBuffer;
+import java.util.AbstractCollection;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Flow;
 import java.util.concurrent.SubmissionPublisher;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -15,12 +23,16 @@ import dev.mighty.mailbox.FrameView;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.WaitPolicy;
 import dev.mighty.mailbox.bench.DrivenExecutor;
 import dev.mighty.mailbox.reactor.MailboxFlux;
+import dev.mighty.mailbox.rs.MailboxProcessor;
 import dev.mighty.mailbox.rs.MailboxPublisher;
+import dev.mighty.mailbox.rs.MailboxSubscriber;
 import org.jctools.queues.MessagePassingQueue;
 import org.jctools.queues.MpscArrayQueue;
 import org.jctools.queues.SpscArrayQueue;
+import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Sinks;
@@ -48,12 +60,20 @@ final class Workloads {
     static final int SEND_RUN = 32;
     static final String FRAME_MAILBOX = "frame_mailbox_throughput";
     static final String FRAME_MAILBOX_SPILL = "frame_mailbox_spill_throughput";
+    static final String MAILBOX_TRY = "mailbox_try_throughput";
     static final String PUBLISHER_MAILBOX = "publisher_mailbox_throughput";
+    static final String PUBLISHER_EXECUTOR = "publisher_executor_mailbox_throughput";
+    static final String PUBLISHER_TRAMPOLINE = "publisher_trampoline_mailbox_throughput";
     static final String FLUX_MAILBOX = "flux_mailbox_throughput";
+    static final String FLUX_SINGLE = "flux_single_mailbox_throughput";
+    static final String FLUX_SINGLE_BACKOFF = "flux_single_backoff_mailbox_throughput";
+    static final String SUBSCRIBER = "subscriber_mailbox_throughput";
+    static final String PROCESSOR = "processor_mailbox_throughput";
     static final String ABQ = "abq_mailbox_throughput";
     static final String JCTOOLS_MPSC = "jctools_mpsc_mailbox_throughput";
     static final String JCTOOLS_SPSC = "jctools_spsc_mailbox_throughput";
     static final String REACTOR_SINK = "reactor_sink_mailbox_throughput";
+    static final String REACTOR_SINK_SINGLE = "reactor_sink_single_mailbox_throughput";
     static final String SUBMISSION_PUBLISHER = "submission_publisher_mailbox_throughput";
 
     /** Payload of {@link #FRAME_MAILBOX}: fits the slot's 48 inline bytes. */
@@ -94,6 +114,8 @@ final class Workloads {
                         s -> new MailboxBatched(Mailboxes.<Integer>builder().capacity(s.capacity()).name(MAILBOX)
                                 .build(), s)),
                 new Entry(MAILBOX_SINGLE_RECV, "MPSC Mailbox: send() / recv()", true, MailboxSingleRecv::new),
+                new Entry(MAILBOX_TRY, "MPSC Mailbox, busy: trySend() / tryRecvMany(batch), spin then yield when "
+                        + "full/empty (the Subscriber half's baseline)", true, MailboxTry::new),
                 new Entry(SPSC_MAILBOX, "SPSC Mailbox (singleProducer): send() / recvMany(batch)", true,
                         s -> new MailboxBatched(Mailboxes.<Integer>builder().capacity(s.capacity()).singleProducer()
                                 .name(SPSC_MAILBOX).build(), s)),
@@ -107,19 +129,38 @@ final class Workloads {
                         s -> new Frames(FRAME_MAILBOX, INLINE_PAYLOAD, s)),
                 new Entry(FRAME_MAILBOX_SPILL, "FrameMailbox, 256 B spilled: trySend(kind, id, ByteBuffer) / recvFrames",
                         true, s -> new Frames(FRAME_MAILBOX_SPILL, SPILL_PAYLOAD, s)),
-                new Entry(PUBLISHER_MAILBOX, "MailboxPublisher (batch 256) over an MPSC Mailbox, unbounded demand, "
-                        + "draining on the consumer thread (Executor)", true, PublisherRow::new),
-                new Entry(FLUX_MAILBOX, "MailboxFlux.from(mailbox).publishOn(consumer thread), ASYNC-fused", true,
-                        FluxRow::new),
-                new Entry(ABQ, "java.util.concurrent.ArrayBlockingQueue: put() / take()", false, Abq::new),
-                new Entry(JCTOOLS_MPSC, "JCTools MpscArrayQueue, bare: offer/poll, busy (spin, then yield)", false,
+                new Entry(PUBLISHER_MAILBOX, "MailboxPublisher (batch 256), unbounded demand, draining on the harness "
+                        + "consumer thread (a DrivenExecutor it spins on): adapter cost without scheduler cost", true,
+                        PublisherRow::new),
+                new Entry(PUBLISHER_EXECUTOR, "MailboxPublisher (batch 256) on Executors.newSingleThreadExecutor(), "
+                        + "default WaitPolicy, unbounded demand", true, PublisherExecutorRow::new),
+                new Entry(PUBLISHER_TRAMPOLINE, "MailboxPublisher (batch 256), no executor: the drain runs on the "
+                        + "signalling thread (mostly the producer's send)", true, PublisherTrampolineRow::new),
+                new Entry(FLUX_MAILBOX, "MailboxFlux.from(mailbox).publishOn(harness consumer thread, a "
+                        + "DrivenExecutor), ASYNC-fused: adapter cost without scheduler cost", true, FluxRow::new),
+                new Entry(FLUX_SINGLE, "MailboxFlux.from(mailbox).publishOn(Schedulers.newSingle), ASYNC-fused, "
+                        + "default WaitPolicy (park)", true, s -> new FluxSingleRow(FLUX_SINGLE, WaitPolicy.park(), s)),
+                new Entry(FLUX_SINGLE_BACKOFF, "MailboxFlux.from(mailbox, 256, WaitPolicy.defaults())"
+                        + ".publishOn(Schedulers.newSingle), ASYNC-fused: the opt-in back-off on a dedicated worker",
+                        true, s -> new FluxSingleRow(FLUX_SINGLE_BACKOFF, WaitPolicy.defaults(), s)),
+                new Entry(SUBSCRIBER, "demand-respecting upstream on the producer thread -> MailboxSubscriber -> "
+                        + "consumer recvMany(batch)", true, SubscriberRow::new),
+                new Entry(PROCESSOR, "demand-respecting upstream on the producer thread -> MailboxProcessor (batch "
+                        + "256) -> subscriber on Executors.newSingleThreadExecutor()", true, ProcessorRow::new),
+                new Entry(ABQ, "java.util.concurrent.ArrayBlockingQueue: put() / take() then drainTo(batch - 1)",
+                        false, Abq::new),
+                new Entry(JCTOOLS_MPSC, "JCTools MpscArrayQueue, bare: offer() / drain(consumer, batch), busy "
+                        + "(spin, then yield)", false,
                         s -> new BareRing(JCTOOLS_MPSC, new MpscArrayQueue<>(s.capacity()), s)),
-                new Entry(JCTOOLS_SPSC, "JCTools SpscArrayQueue, bare: offer/poll, busy (spin, then yield)", false,
+                new Entry(JCTOOLS_SPSC, "JCTools SpscArrayQueue, bare: offer() / drain(consumer, batch), busy "
+                        + "(spin, then yield)", false,
                         s -> new BareRing(JCTOOLS_SPSC, new SpscArrayQueue<>(s.capacity()), s)),
-                new Entry(REACTOR_SINK, "Sinks.many().unicast().onBackpressureBuffer(queue 1024).publishOn", false,
-                        ReactorSink::new),
-                new Entry(SUBMISSION_PUBLISHER, "java.util.concurrent.SubmissionPublisher: submit() / onNext",
-                        false, Submission::new));
+                new Entry(REACTOR_SINK, "Sinks.many().unicast().onBackpressureBuffer(queue 1024).publishOn(harness "
+                        + "consumer thread, a DrivenExecutor)", false, ReactorSink::new),
+                new Entry(REACTOR_SINK_SINGLE, "Sinks.many().unicast().onBackpressureBuffer(queue 1024)"
+                        + ".publishOn(Schedulers.newSingle)", false, ReactorSinkSingle::new),
+                new Entry(SUBMISSION_PUBLISHER, "java.util.concurrent.SubmissionPublisher: submit() / onNext "
+                        + "(executor: the harness consumer thread)", false, Submission::new));
     }
 
     // ------------------------------------------------------------------ checks
@@ -180,7 +221,7 @@ final class Workloads {
         }
     }
 
-    static final class ObjectCheck extends OrderCheck implements Consumer<Integer> {
+    static final class ObjectCheck extends OrderCheck implements Consumer<Integer>, MessagePassingQueue.Consumer<Integer> {
         ObjectCheck(String name) {
             super(name);
         }
@@ -214,6 +255,8 @@ final class Workloads {
             Flow.Subscriber<Integer> {
         volatile boolean subscribed;
         volatile Throwable error;
+        /** When the iteration's last message arrived; consumer thread only (the DrivenExecutor runs onNext). */
+        long finishedAt;
 
         SubscriberCheck(String name) {
             super(name);
@@ -234,6 +277,9 @@ final class Workloads {
         @Override
         public void onNext(Integer value) {
             check(value.intValue());
+            if (remaining() == 0) {
+                finishedAt = System.nanoTime(); // the executor task may back off after this: not measured
+            }
         }
 
         @Override
@@ -259,6 +305,152 @@ final class Workloads {
         }
     }
 
+    /**
+     * A subscriber (and a {@code Consumer}) whose messages may arrive on a thread other than the harness's
+     * consumer thread (an executor's, a scheduler's, or the producer's): the harness's consumer thread waits for
+     * the iteration's last message by parking, and the time of that last message, taken on the delivering thread,
+     * ends the iteration (so the harness thread's own wake-up is not measured).
+     */
+    static final class HandOffCheck extends OrderCheck implements CoreSubscriber<Integer>, Consumer<Integer> {
+        volatile Throwable error;
+        /** The thread that ran the last onNext; plain, read after {@code finished}. */
+        private Thread deliverer;
+        private long finishedAt;
+        private volatile boolean finished;
+        private volatile Thread waiter;
+
+        HandOffCheck(String name) {
+            super(name);
+        }
+
+        /** Harness consumer thread, before the producer starts: the messages of the next iteration. */
+        void prepare(int n) {
+            begin(n);
+            finishedAt = 0L;
+            finished = n == 0;
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(Integer value) {
+            accept(value);
+        }
+
+        @Override
+        public void accept(Integer value) {
+            check(value.intValue());
+            final Thread self = Thread.currentThread();
+            if (deliverer != self) {
+                deliverer = self;
+            }
+            if (remaining() == 0) {
+                finishedAt = System.nanoTime();
+                finished = true; // publishes the order check's state to the waiting harness thread
+                final Thread w = waiter;
+                if (w != null) {
+                    LockSupport.unpark(w);
+                }
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            error = t;
+            final Thread w = waiter;
+            if (w != null) {
+                LockSupport.unpark(w);
+            }
+        }
+
+        @Override
+        public void onComplete() {
+        }
+
+        /**
+         * Harness consumer thread: waits until the iteration's last message arrived (or an error), spinning, then
+         * yielding (so the producer and the delivering thread get the cores they need), then parking. The
+         * iteration is timed on the delivering thread, so this wait is not measured; it only decides how soon the
+         * next iteration starts, which it keeps as close as for the other rows.
+         */
+        void await() throws InterruptedException {
+            final long start = System.nanoTime();
+            for (int spins = 0; !finished && error == null; ) {
+                if (System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(1)) {
+                    spins = Workload.idle(spins);
+                    continue;
+                }
+                waiter = Thread.currentThread();
+                try {
+                    if (!finished && error == null) {
+                        LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(1));
+                    }
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException("aborted by the harness");
+                    }
+                } finally {
+                    waiter = null;
+                }
+            }
+            final Throwable t = error;
+            if (t != null) {
+                throw new IllegalStateException("subscriber got onError", t);
+            }
+            verify();
+        }
+
+        long finishedAt() {
+            return finished ? finishedAt : 0L;
+        }
+
+        Thread deliverer() {
+            return deliverer;
+        }
+    }
+
+    /**
+     * A demand-respecting upstream: {@code onNext} only within what was requested, on the producer thread,
+     * spinning then yielding while there is none (a synchronous source such as {@code Flux.range} behaves alike).
+     */
+    static final class DemandUpstream implements Subscription {
+        private final AtomicLong requested = new AtomicLong();
+        private final Integer[] payload;
+        private long emitted;
+        private volatile boolean cancelled;
+
+        DemandUpstream(Integer[] payload) {
+            this.payload = payload;
+        }
+
+        @Override
+        public void request(long n) {
+            requested.getAndAdd(n); // the mailbox subscriber asks for at most its capacity at a time
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true;
+        }
+
+        void emit(Subscriber<Integer> downstream, int n) throws InterruptedException {
+            final Integer[] payload = this.payload;
+            final AtomicLong requested = this.requested;
+            for (int i = 0; i < n; i++) {
+                for (int spins = 0; requested.get() == emitted; ) {
+                    if (cancelled) {
+                        throw new IllegalStateException("upstream cancelled by the mailbox subscriber");
+                    }
+                    spins = Workload.idle(spins);
+                }
+                emitted++;
+                downstream.onNext(payload[i]);
+            }
+        }
+    }
+
     static String format(MailboxStats s) {
         return "admitted=" + s.admitted() + " received=" + s.received() + " highWaterMark=" + s.highWaterMark()
                 + " refused=" + s.refused() + " producerParks=" + s.producerParks() + " consumerParks="
@@ -278,7 +470,7 @@ final class Workloads {
         }
 
         @Override
-        public final void produce(int n) throws InterruptedException {
+        public void produce(int n) throws InterruptedException {
             final Mailbox<Integer> mailbox = this.mailbox;
             final Integer[] payload = this.payload;
             for (int i = 0; i < n; i++) {
@@ -289,6 +481,12 @@ final class Workloads {
         @Override
         public String stats() {
             return format(mailbox.stats());
+        }
+
+        @Override
+        public long wakeups() {
+            final MailboxStats s = mailbox.stats();
+            return s.consumerParks() + s.producerParks();
         }
 
         @Override
@@ -465,8 +663,14 @@ final class Workloads {
         @Override
         public void consume(int n) throws InterruptedException {
             check.begin(n);
+            check.finishedAt = 0L;
             consumer.runUntil(check, Workload::idle);
             check.verifyNoError();
+        }
+
+        @Override
+        public long finishedAt() {
+            return check.finishedAt;
         }
     }
 
@@ -511,6 +715,241 @@ final class Workloads {
         }
     }
 
+    /** Busy {@code trySend} / {@code tryRecvMany(check, batch)}: the raw mailbox as a bare ring is used. */
+    static final class MailboxTry implements Workload {
+        private final Mailbox<Integer> mailbox;
+        private final Integer[] payload;
+        private final int batch;
+        private final ObjectCheck check = new ObjectCheck(MAILBOX_TRY);
+
+        MailboxTry(Setup s) {
+            this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(MAILBOX_TRY).build();
+            this.payload = s.payload();
+            this.batch = s.batch();
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final Mailbox<Integer> mailbox = this.mailbox;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i++) {
+                for (int spins = 0; !mailbox.trySend(payload[i]); ) {
+                    spins = Workload.idle(spins);
+                }
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            final Mailbox<Integer> mailbox = this.mailbox;
+            final ObjectCheck check = this.check;
+            final int batch = this.batch;
+            check.begin(n);
+            for (int r, spins = 0; (r = check.remaining()) > 0; ) {
+                if (mailbox.tryRecvMany(check, Math.min(batch, r)) != 0) {
+                    spins = 0;
+                } else {
+                    spins = Workload.idle(spins);
+                }
+            }
+            check.verify();
+        }
+
+        @Override
+        public String stats() {
+            return format(mailbox.stats());
+        }
+
+        @Override
+        public long wakeups() {
+            final MailboxStats s = mailbox.stats();
+            return s.consumerParks() + s.producerParks();
+        }
+
+        @Override
+        public void close() {
+            mailbox.close();
+        }
+    }
+
+    /** A mailbox fed by {@code send()} whose consumer is a {@link HandOffCheck} on some other thread. */
+    abstract static class HandOffRow extends MailboxRow {
+        final HandOffCheck check;
+
+        HandOffRow(String name, Setup s) {
+            super(Mailboxes.<Integer>builder().capacity(s.capacity()).name(name).build(), s);
+            this.check = new HandOffCheck(name);
+        }
+
+        @Override
+        public void prepare(int n) {
+            check.prepare(n);
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            check.await();
+        }
+
+        @Override
+        public long finishedAt() {
+            return check.finishedAt();
+        }
+
+        @Override
+        public Thread deliveringThread() {
+            return check.deliverer();
+        }
+    }
+
+    /** {@code MailboxPublisher(mailbox, 256, Executors.newSingleThreadExecutor())}: its default wait policy. */
+    static final class PublisherExecutorRow extends HandOffRow {
+        private final ExecutorService executor = Executors.newSingleThreadExecutor(daemon(PUBLISHER_EXECUTOR));
+
+        PublisherExecutorRow(Setup s) {
+            super(PUBLISHER_EXECUTOR, s);
+        }
+
+        @Override
+        public void open() {
+            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, executor).subscribe(check);
+        }
+
+        @Override
+        public void close() {
+            super.close();
+            executor.shutdown();
+        }
+    }
+
+    /** {@code MailboxPublisher(mailbox, 256)}: trampoline, the drain runs on whichever thread signals it. */
+    static final class PublisherTrampolineRow extends HandOffRow {
+        PublisherTrampolineRow(Setup s) {
+            super(PUBLISHER_TRAMPOLINE, s);
+        }
+
+        @Override
+        public void open() {
+            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE).subscribe(check);
+        }
+    }
+
+    /** {@code MailboxFlux.from(mailbox).publishOn(Schedulers.newSingle(..))}: fused, the worker polls the mailbox. */
+    static final class FluxSingleRow extends HandOffRow {
+        private final Scheduler scheduler;
+        private final WaitPolicy waitPolicy;
+
+        FluxSingleRow(String name, WaitPolicy waitPolicy, Setup s) {
+            super(name, s);
+            this.scheduler = Schedulers.newSingle(name, true);
+            this.waitPolicy = waitPolicy;
+        }
+
+        @Override
+        public void open() {
+            MailboxFlux.from(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, waitPolicy).publishOn(scheduler)
+                    .subscribe((CoreSubscriber<Integer>) check);
+        }
+
+        @Override
+        public void close() {
+            super.close();
+            scheduler.dispose();
+        }
+    }
+
+    /** Upstream (producer thread) {@code -> MailboxSubscriber ->} the consumer's {@code recvMany(check, batch)}. */
+    static final class SubscriberRow implements Workload {
+        private final Mailbox<Integer> mailbox;
+        private final DemandUpstream upstream;
+        private final MailboxSubscriber<Integer> subscriber;
+        private final int batch;
+        private final ObjectCheck check = new ObjectCheck(SUBSCRIBER);
+
+        SubscriberRow(Setup s) {
+            this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(SUBSCRIBER).build();
+            this.upstream = new DemandUpstream(s.payload());
+            this.subscriber = new MailboxSubscriber<>(mailbox);
+            this.batch = s.batch();
+        }
+
+        @Override
+        public void open() {
+            subscriber.onSubscribe(upstream);
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            upstream.emit(subscriber, n);
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            final ObjectCheck check = this.check;
+            check.begin(n);
+            for (int r; (r = check.remaining()) > 0; ) {
+                if (mailbox.recvMany(check, Math.min(batch, r)) == 0) {
+                    break;
+                }
+            }
+            check.verify();
+        }
+
+        @Override
+        public String stats() {
+            return format(mailbox.stats());
+        }
+
+        @Override
+        public long wakeups() {
+            final MailboxStats s = mailbox.stats();
+            return s.consumerParks() + s.producerParks();
+        }
+
+        @Override
+        public void close() {
+            subscriber.onComplete();
+        }
+    }
+
+    /** Upstream {@code -> MailboxProcessor(mailbox, 256, executor) ->} a subscriber on that executor. */
+    static final class ProcessorRow extends HandOffRow {
+        private final ExecutorService executor = Executors.newSingleThreadExecutor(daemon(PROCESSOR));
+        private final DemandUpstream upstream;
+        private final MailboxProcessor<Integer> processor;
+
+        ProcessorRow(Setup s) {
+            super(PROCESSOR, s);
+            this.upstream = new DemandUpstream(s.payload());
+            this.processor = new MailboxProcessor<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, executor);
+        }
+
+        @Override
+        public void open() {
+            processor.subscribe(check);
+            processor.onSubscribe(upstream);
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            upstream.emit(processor, n);
+        }
+
+        @Override
+        public void close() {
+            processor.onComplete();
+            executor.shutdown();
+        }
+    }
+
+    static ThreadFactory daemon(String name) {
+        return r -> {
+            final Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
     // ------------------------------------------------------------------ comparators
 
     /** The lock-based bounded channel: {@code put} / {@code take}. */
@@ -518,10 +957,13 @@ final class Workloads {
         private final ArrayBlockingQueue<Integer> queue;
         private final Integer[] payload;
         private final ObjectCheck check = new ObjectCheck(ABQ);
+        private final DrainTarget target = new DrainTarget(check);
+        private final int batch;
 
         Abq(Setup s) {
             this.queue = new ArrayBlockingQueue<>(s.capacity());
             this.payload = s.payload();
+            this.batch = s.batch();
         }
 
         @Override
@@ -537,17 +979,48 @@ final class Workloads {
         public void consume(int n) throws InterruptedException {
             final ArrayBlockingQueue<Integer> queue = this.queue;
             final ObjectCheck check = this.check;
+            final DrainTarget target = this.target;
+            final int batch = this.batch;
             check.begin(n);
-            for (int i = 0; i < n; i++) {
-                check.accept(queue.take());
+            for (int r; (r = check.remaining()) > 0; ) {
+                check.accept(queue.take()); // parks while empty, then takes the rest under the same lock
+                if (r > 1) {
+                    queue.drainTo(target, Math.min(batch, r) - 1);
+                }
             }
             check.verify();
+        }
+    }
+
+    /** A collection that hands what {@code drainTo} adds straight to the check: no copy, no allocation. */
+    static final class DrainTarget extends AbstractCollection<Integer> {
+        private final ObjectCheck check;
+
+        DrainTarget(ObjectCheck check) {
+            this.check = check;
+        }
+
+        @Override
+        public boolean add(Integer value) {
+            check.accept(value);
+            return true;
+        }
+
+        @Override
+        public Iterator<Integer> iterator() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public int size() {
+            return 0;
         }
     }
 
     /** A bare JCTools ring, the practical limit: busy {@code offer} / {@code poll}. */
     static final class BareRing implements Workload {
         private final MessagePassingQueue<Integer> queue;
+        private final int batch;
         private final Integer[] payload;
         private final ObjectCheck check;
 
@@ -555,6 +1028,7 @@ final class Workloads {
             this.queue = queue;
             this.payload = s.payload();
             this.check = new ObjectCheck(name);
+            this.batch = s.batch();
         }
 
         @Override
@@ -572,13 +1046,16 @@ final class Workloads {
         public void consume(int n) throws InterruptedException {
             final MessagePassingQueue<Integer> queue = this.queue;
             final ObjectCheck check = this.check;
+            final int batch = this.batch;
             check.begin(n);
-            for (int i = 0; i < n; i++) {
-                Integer value;
-                for (int spins = 0; (value = queue.poll()) == null; ) {
+            // drain(consumer, limit): JCTools' batch receive, which reads the producer index only when a slot is
+            // empty (poll() re-reads it on every empty poll)
+            for (int r, spins = 0; (r = check.remaining()) > 0; ) {
+                if (queue.drain(check, Math.min(batch, r)) != 0) {
+                    spins = 0;
+                } else {
                     spins = Workload.idle(spins);
                 }
-                check.accept(value);
             }
             check.verify();
         }
@@ -625,6 +1102,65 @@ final class Workloads {
             check.begin(n);
             consumer.runUntil(check, Workload::idle);
             check.verifyNoError();
+        }
+
+        @Override
+        public void close() {
+            sink.tryEmitComplete();
+            scheduler.dispose();
+        }
+    }
+
+    /** Reactor's unicast sink over a bounded queue into {@code publishOn(Schedulers.newSingle(..))}. */
+    static final class ReactorSinkSingle implements Workload {
+        private final Sinks.Many<Integer> sink;
+        private final Scheduler scheduler = Schedulers.newSingle(REACTOR_SINK_SINGLE, true);
+        private final Integer[] payload;
+        private final HandOffCheck check = new HandOffCheck(REACTOR_SINK_SINGLE);
+
+        ReactorSinkSingle(Setup s) {
+            this.sink = Sinks.many().unicast().onBackpressureBuffer(Queues.<Integer>get(s.capacity()).get());
+            this.payload = s.payload();
+        }
+
+        @Override
+        public void open() {
+            sink.asFlux().publishOn(scheduler).subscribe((CoreSubscriber<Integer>) check);
+        }
+
+        @Override
+        public void prepare(int n) {
+            check.prepare(n);
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final Sinks.Many<Integer> sink = this.sink;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i++) {
+                Sinks.EmitResult result;
+                for (int spins = 0; (result = sink.tryEmitNext(payload[i])) != Sinks.EmitResult.OK; ) {
+                    if (result != Sinks.EmitResult.FAIL_OVERFLOW) {
+                        throw new IllegalStateException("tryEmitNext: " + result);
+                    }
+                    spins = Workload.idle(spins);
+                }
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            check.await();
+        }
+
+        @Override
+        public long finishedAt() {
+            return check.finishedAt();
+        }
+
+        @Override
+        public Thread deliveringThread() {
+            return check.deliverer();
         }
 
         @Override

@@ -63,9 +63,10 @@ import static dev.mighty.mailbox.bench.jmh.OneToOneState.MESSAGES;
 @Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED"})
 public class ComparatorThroughputBenchmark {
 
-    /** A {@link BlockingQueue} of capacity 1024 used with {@code put}/{@code take}. */
+    /** A {@link BlockingQueue} of capacity 1024 used with {@code put} / {@code take} then {@code drainTo}. */
     public abstract static class BlockingState extends OneToOneState {
         BlockingQueue<Object> queue;
+        final DrainTarget target = new DrainTarget();
 
         abstract BlockingQueue<Object> newQueue();
 
@@ -324,13 +325,13 @@ public class ComparatorThroughputBenchmark {
 
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
-    public Object abq_put_take(Abq s) throws InterruptedException {
+    public Object abq_put_take_drain_to(Abq s) throws InterruptedException {
         return take(s);
     }
 
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
-    public Object lbq_put_take(Lbq s) throws InterruptedException {
+    public Object lbq_put_take_drain_to(Lbq s) throws InterruptedException {
         return take(s);
     }
 
@@ -415,15 +416,42 @@ public class ComparatorThroughputBenchmark {
         return delivered(s, s.executor, s.subscriber, control);
     }
 
+    /** {@code take()} (parks while empty), then {@code drainTo} the rest that is there: the queue's batch receive. */
     private static Object take(BlockingState s) throws InterruptedException {
         s.request();
         final BlockingQueue<Object> queue = s.queue;
-        Object last = null;
-        for (int i = 0; i < MESSAGES; i++) {
-            last = queue.take();
+        final DrainTarget target = s.target;
+        int n = 0;
+        while (n < MESSAGES) {
+            target.last = queue.take();
+            n++;
+            if (n < MESSAGES) {
+                n += queue.drainTo(target, MESSAGES - n);
+            }
         }
-        s.received(MESSAGES);
-        return last;
+        s.received(n);
+        return target.last;
+    }
+
+    /** What {@code drainTo} adds to: keeps the last element, stores nothing, allocates nothing. */
+    static final class DrainTarget extends java.util.AbstractCollection<Object> {
+        Object last;
+
+        @Override
+        public boolean add(Object e) {
+            last = e;
+            return true;
+        }
+
+        @Override
+        public java.util.Iterator<Object> iterator() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public int size() {
+            return 0;
+        }
     }
 
     /** Drives the executor until the subscriber has seen this operation's messages. */

@@ -42,7 +42,8 @@ class MailboxThroughputSmokeTest {
     @Test
     @Timeout(180)
     void shouldPrintOneReferenceLinePerImplementationWhenRunWithTinySettings(@TempDir Path dir) throws Exception {
-        final Run run = run("--msgs", "200", "--iterations", "3", "--warmup", "1", "--out", dir.toString());
+        final Run run = run("--msgs", "200", "--iterations", "3", "--warmup", "1", "--latency-samples", "20", "--out",
+                dir.toString());
 
         assertThat(run.exitCode()).as("exit code; stderr:%n%s", run.err()).isZero();
         final List<String> lines = run.out().lines().filter(l -> l.contains("median=")).collect(Collectors.toList());
@@ -63,7 +64,10 @@ class MailboxThroughputSmokeTest {
         assertThat(run.out()).contains("JVM:", "Cores:", "Settings:", "Ping-pong", "| implementation |",
                 "Expectations", Workloads.MAILBOX + " / " + Workloads.JCTOOLS_MPSC);
         assertThat(run.out().indexOf("JVM:")).as("the header comes first").isZero();
-        assertThat(run.err()).contains("[warm-up]", "[measure]");
+        assertThat(run.err()).contains("[warm-up]", "[measure]", "[latency]");
+        assertThat(run.out()).contains("| face | wait policy | p50 µs | p99 µs | p99.9 µs | max µs |",
+                "| MailboxPublisher on a single-thread executor | defaults |", "consumer CPU ns/msg",
+                "wake-ups /10M msgs");
 
         final Path md = dir.resolve(Report.MARKDOWN);
         final Path json = dir.resolve(Report.JSON);
@@ -83,7 +87,7 @@ class MailboxThroughputSmokeTest {
     @Test
     @Timeout(120)
     void shouldRunOnlyTheMatchingImplementationsWhenGivenOnly(@TempDir Path dir) {
-        final Run run = run("--msgs", "100", "--iterations", "2", "--warmup", "0", "--only", "^jctools_",
+        final Run run = run("--msgs", "100", "--iterations", "2", "--warmup", "0", "--latency-samples", "0", "--only", "^jctools_",
                 "--out", dir.toString());
 
         assertThat(run.exitCode()).as("exit code; stderr:%n%s", run.err()).isZero();
@@ -113,13 +117,13 @@ class MailboxThroughputSmokeTest {
     void shouldFormatTheReferenceLineExactly() {
         final Measurement m = new Measurement(Workloads.all().get(0), 1000);
         for (int i = 0; i < 50; i++) {
-            m.record(221_000, 0);
+            m.record(221_000, 0, -1);
         }
         for (int i = 0; i < 45; i++) {
-            m.record(229_000, 0);
+            m.record(229_000, 0, -1);
         }
         for (int i = 0; i < 5; i++) {
-            m.record(234_000, 0);
+            m.record(234_000, 0, -1);
         }
         final Report.Header header = new Report.Header("cmd", "jvm", 2, "os", "settings", 1000, 1024, 256, 1, 100);
         final Report report = new Report(header, List.of(m), 100, 100, "gc");
