@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Flow;
@@ -259,7 +258,7 @@ class UsageRecipesTest {
         // end::wait-policy[]
         inbox.send("a");
         inbox.send("b");
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        final long deadline = System.nanoTime() + Hang.TIMEOUT.toNanos();
         while (handled.size() < 2 && System.nanoTime() - deadline < 0) {
             Thread.sleep(1);
         }
