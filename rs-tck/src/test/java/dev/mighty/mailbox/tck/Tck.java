@@ -28,8 +28,13 @@ final class Tck {
      * (three per Publisher verification).
      */
     static final long POLL_TIMEOUT_MILLIS = 1_000;
-    /** §3.13: how long after {@code cancel} the publisher has to drop the subscriber before the TCK runs a GC. */
-    static final long PUBLISHER_REFERENCE_GC_TIMEOUT_MILLIS = 500;
+    /**
+     * §3.13: how long after {@code cancel} the publisher has to drop the subscriber before the TCK runs a GC. The
+     * TCK sleeps it out unconditionally, once per Publisher verification. The drain loop drops the reference when
+     * it next runs, which for the executor configuration is a task on the executor's thread: at a load average of
+     * about 28 on 2 cores, 500 ms once passed before that thread ran (2 of 4 loaded runs failed one spec313 test).
+     */
+    static final long PUBLISHER_REFERENCE_GC_TIMEOUT_MILLIS = 3_000;
     /** Capacity of the mailboxes behind the publishers: small, so producers park on full and wake often. */
     static final int CAPACITY = 16;
 
