@@ -890,6 +890,37 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         }
     }
 
+    /**
+     * Sends the run {@code batch.get(from) .. batch.get(to - 1)} using {@code to - from} reserved slots: the batched
+     * {@link #sendReserved}, one claim CAS and one permit update for the whole run. Any thread holding that many
+     * permits from {@link #reserve}; the run is contiguous, FIFO with the caller's other sends, and admitted whole
+     * before a close or refused whole after it.
+     *
+     * @return {@code to - from}, or 0 if the mailbox is closed (the run's permits are returned)
+     * @throws NullPointerException if {@code batch} or an element of the run is null: nothing is admitted
+     * @throws IllegalStateException if fewer than {@code to - from} slots are reserved, or not that many are free:
+     *         either way the caller held fewer permits than the run
+     */
+    public final int sendReservedMany(List<? extends E> batch, int from, int to) {
+        final int n = RunClaim.checkRun(this, batch, null, from, to);
+        if (n == 0) {
+            return 0;
+        }
+        if (lvReserved() < n) {
+            throw new IllegalStateException("sendReservedMany without " + n + " reserved slots: name=" + name
+                    + ", reserved=" + lvReserved());
+        }
+        return RunClaim.sendReservedRun(this, batch, from, n);
+    }
+
+    /** Removes up to {@code n} permits (never below zero). */
+    final void takePermits(long n) {
+        long r;
+        while ((r = lvReserved()) > 0 && !casReserved(r, Math.max(0L, r - n))) {
+            Thread.onSpinWait(); // another permit holder moved it; read again
+        }
+    }
+
     /** Removes one permit if there is one (never below zero). */
     private void takePermit() {
         long r;
@@ -952,7 +983,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         }
     }
 
-    private void wakeProducers() {
+    final void wakeProducers() {
         if (lvProducerWaiters() != null) {
             WaiterNode.wakeAll((WaiterNode) PRODUCER_WAITERS.getAndSet(this, null));
         }

@@ -115,6 +115,42 @@ final class RunClaim {
     }
 
     /**
+     * {@code sendReservedMany}: claims {@code n} slots with one CAS without the reservation check (the caller's
+     * {@code n} permits are the room, as in {@link MailboxRing#sendReserved}), then returns the permits with one
+     * update and publishes the run. On a closed mailbox the permits are given back and producers woken.
+     *
+     * @return {@code n}, or 0 if the mailbox is closed
+     */
+    static <E> int sendReservedRun(MailboxRing<E> ring, List<? extends E> list, int from, int n) {
+        final int capacity = ring.capacity;
+        long limit = ring.lvProducerLimit();
+        for (;;) {
+            final long word = ring.lvProducerIndex();
+            if ((word & MailboxRing.CLOSED) != 0) {
+                ring.takePermits(n); // give the run's permits back, as sendReserved gives back its one
+                ring.wakeProducers();
+                MailboxRing.REJECTED_CLOSED.getAndAdd(ring, 1L);
+                return 0;
+            }
+            final long index = word >>> MailboxRing.INDEX_SHIFT;
+            if (index + n > limit) {
+                limit = ring.lvConsumerIndex() + capacity; // pairs with soConsumerIndex in poll()
+                if (index + n > limit) {
+                    throw new IllegalStateException("sendReservedMany without " + n + " reserved slots: name="
+                            + ring.name + ", capacity=" + capacity + ", reserved=" + ring.lvReserved());
+                }
+                ring.soProducerLimit(limit);
+            }
+            if (ring.casProducerIndex(word, (index + n) << MailboxRing.INDEX_SHIFT)) {
+                // NOTE: as in sendReserved, the run counts as occupied and as reserved until this update: conservative
+                ring.takePermits(n);
+                publishRun(ring, list, null, from, index, n);
+                return n;
+            }
+        }
+    }
+
+    /**
      * Publishes the claimed slots {@code index .. index + k} in order, then wakes the consumer once. A claimed slot
      * is never left unpublished: if the batch changed under us (an element now null, a {@code get} that throws),
      * the rest of the run becomes placeholders the consumer skips, and the exception is thrown after.

@@ -480,20 +480,13 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     }
 
     /**
-     * The one place records enter the mailbox: each uses a reservation the poll thread holds, so none finds the
-     * mailbox full. Semantically a batched send.
+     * The one place records enter the mailbox: a batched send of the whole list with one claim, on reservations
+     * the poll thread holds, so it never finds the mailbox full.
      *
-     * @return how many were sent: fewer than {@code records.size()} only if the mailbox was closed
+     * @return how many were sent: {@code records.size()}, or 0 if the mailbox was closed (then nothing was)
      */
     private int publish(List<ReceivedRecord<K, V>> records) {
-        final MailboxRing<ReceivedRecord<K, V>> ring = this.ring;
-        final int size = records.size();
-        for (int i = 0; i < size; i++) {
-            if (!ring.sendReserved(records.get(i))) {
-                return i;
-            }
-        }
-        return size;
+        return ring.sendReservedMany(records, 0, records.size());
     }
 
     private void pauseAll() {

@@ -6,15 +6,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
-import dev.mighty.mailbox.Hang;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.Mailboxes;
@@ -377,5 +380,53 @@ class MailboxRingHooksTest {
         assertThat(ring.consumerRole()).isSameAs(newcomer);
         assertThat(newcomer.wakes).hasValue(1);
         assertThat(queued.wakes).hasValue(0);
+    }
+
+    // ------------------------------------------------------------------ batched reserved send
+
+    @Test
+    void shouldSendAReservedRunWithOneClaimAndReturnItsPermits() {
+        final MailboxRing<String> ring = ring(8);
+        assertThat(ring.reserve(5)).isEqualTo(5);
+        assertThat(ring.trySend("x")).isTrue(); // 1 occupied + 5 reserved of 8
+        assertThat(ring.sendReservedMany(List.of("skip", "a", "b", "c", "d"), 1, 4)).isEqualTo(3);
+        assertThat(ring.reserved()).isEqualTo(2);
+        assertThat(ring.size()).isEqualTo(4);
+        final List<String> got = new ArrayList<>();
+        ring.tryRecvMany(got::add, 16);
+        assertThat(got).containsExactly("x", "a", "b", "c");
+        assertThat(ring.stats().admitted()).isEqualTo(4L);
+    }
+
+    @Test
+    void shouldRefuseAReservedRunLongerThanThePermitsWithoutAdmittingAnything() {
+        final MailboxRing<String> ring = ring(8);
+        assertThat(ring.reserve(2)).isEqualTo(2);
+        assertThatThrownBy(() -> ring.sendReservedMany(List.of("a", "b", "c"), 0, 3))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("reserved");
+        assertThat(ring.size()).isZero();
+        assertThat(ring.reserved()).isEqualTo(2);
+    }
+
+    @Test
+    void shouldRejectANullElementOfAReservedRunBeforeAnythingIsAdmitted() {
+        final MailboxRing<String> ring = ring(8);
+        assertThat(ring.reserve(3)).isEqualTo(3);
+        assertThatThrownBy(() -> ring.sendReservedMany(Arrays.asList("a", null, "c"), 0, 3))
+                .isInstanceOf(NullPointerException.class);
+        assertThat(ring.size()).isZero();
+        assertThat(ring.reserved()).isEqualTo(3);
+    }
+
+    @Test
+    void shouldGiveTheRunsPermitsBackAndAdmitNothingWhenClosed() {
+        final MailboxRing<String> ring = ring(8);
+        assertThat(ring.reserve(3)).isEqualTo(3);
+        ring.close();
+        assertThat(ring.sendReservedMany(List.of("a", "b", "c"), 0, 3)).isZero();
+        assertThat(ring.reserved()).isZero();
+        assertThat(ring.size()).isZero();
+        assertThat(ring.stats().rejectedClosed()).isEqualTo(1L);
+        assertThat(ring.isTerminated()).isTrue();
     }
 }
