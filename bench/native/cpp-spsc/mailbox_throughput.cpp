@@ -150,6 +150,7 @@ struct Row {
     virtual ~Row() = default;
     virtual const char* name() const = 0;
     virtual const char* description() const = 0;
+    virtual std::string library() const = 0;
     virtual void produce(uint64_t n, bool fault) = 0;
     virtual bool consume(uint64_t n) = 0;  // false: the check failed
     OrderCheck check;
@@ -158,9 +159,10 @@ struct Row {
 
 template <typename Q>
 struct RingRow : Row {
-    RingRow(const char* name, const char* description, size_t capacity)
-        : name_(name), description_(description), queue_(capacity) {}
+    RingRow(const char* name, const char* description, std::string library, size_t capacity)
+        : name_(name), description_(description), library_(std::move(library)), queue_(capacity) {}
     const char* name() const override { return name_; }
+    std::string library() const override { return library_; }
     const char* description() const override { return description_; }
     void produce(uint64_t n, bool fault) override {
         for (uint64_t i = 0; i < n; i++) {
@@ -181,6 +183,7 @@ struct RingRow : Row {
     }
     const char* name_;
     const char* description_;
+    std::string library_;
     Q queue_;
 };
 
@@ -318,12 +321,11 @@ int main(int argc, char** argv) {
     rows.emplace_back(new RingRow<boost::lockfree::spsc_queue<Frame>>(
         "cpp_spsc_boost_mailbox_throughput",
         "C++ boost::lockfree::spsc_queue<16 B frame>(capacity): push / pop, busy (spin, then yield); threads",
-        capacity));
+        "boost " + boost_version + " lockfree::spsc_queue", capacity));
     rows.emplace_back(new RingRow<CachedIndexRing>(
         "cpp_spsc_ring_mailbox_throughput",
         "C++ hand-written cached-index SPSC ring of 16 B frames: push / pop, busy (spin, then yield); threads",
-        capacity));
-    const std::string library = "boost " + boost_version + " (lockfree::spsc_queue); hand-written ring";
+        "no library (the ring is in this file)", capacity));
 
     {
         Harness harness;
@@ -363,7 +365,7 @@ int main(int argc, char** argv) {
         std::sort(sorted.begin(), sorted.end());
         std::string line = "{\"name\": " + json_string(row->name()) +
                            ", \"description\": " + json_string(row->description()) +
-                           ", \"toolchain\": " + json_string(compiler) + ", \"library\": " + json_string(library) +
+                           ", \"toolchain\": " + json_string(compiler) + ", \"library\": " + json_string(row->library()) +
                            ", \"msgs\": " + std::to_string(msgs) + ", \"capacity\": " + std::to_string(capacity) +
                            ", \"warmup\": " + std::to_string(warmup) +
                            ", \"iterations\": " + std::to_string(iterations) +

@@ -81,6 +81,12 @@ public final class MailboxThroughput implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE}).")
     int batch = 256;
 
+    @Option(names = "--native", arity = "0..1", paramLabel = "DIR", fallbackValue = "bench/native",
+            description = "After the JVM's rows, run the out-of-process comparators built by bench/native/run.sh "
+                    + "in DIR (default: bench/native) with this run's settings, and add their rows, marked "
+                    + "out-of-process. A program that is not built is skipped (and said so).")
+    Path nativeDir;
+
     @Option(names = "--list", description = "List the implementations and exit.")
     boolean list;
 
@@ -145,7 +151,9 @@ public final class MailboxThroughput implements Callable<Integer> {
                         + System.getProperty("os.arch"),
                 String.format(Locale.ROOT, "msgs/iter=%d capacity=%d batch=%d warmup=%d iterations=%d "
                                 + "implementations=%d, interleaved round-robin in one JVM, 1 producer + 1 consumer thread",
-                        msgs, capacity, batch, warmup, iterations, entries.size()),
+                        msgs, capacity, batch, warmup, iterations, entries.size())
+                        + (nativeDir == null ? "" : "; then the out-of-process programs of " + nativeDir
+                                + ", one after the other, with the same settings"),
                 msgs, capacity, batch, warmup, iterations);
         stdout.print(Report.header(header));
         stdout.flush();
@@ -188,6 +196,9 @@ public final class MailboxThroughput implements Callable<Integer> {
             }
             pingEnd = pingPong(harness);
         }
+        if (nativeDir != null) {
+            runNative(measurements, warmup, iterations);
+        }
         final String gc = String.format(Locale.ROOT, "GC during the measured rounds: %d collections, %d ms; "
                         + "whole run %.1f s", gcCount() - gcCount0, gcMillis() - gcMillis0,
                 (System.nanoTime() - started) / 1e9);
@@ -197,6 +208,35 @@ public final class MailboxThroughput implements Callable<Integer> {
         stdout.println("Wrote " + files.stream().map(Path::toString).reduce((a, b) -> a + ", " + b).orElse(""));
         stdout.flush();
         return 0;
+    }
+
+    /** Runs the programs of {@code --native} one after the other and adds their rows. */
+    private void runNative(List<Measurement> measurements, int warmup, int iterations) throws Exception {
+        final List<String> args = List.of("--msgs", Integer.toString(msgs), "--capacity", Integer.toString(capacity),
+                "--warmup", Integer.toString(warmup), "--iterations", Integer.toString(iterations));
+        for (NativeComparators.Program p : NativeComparators.PROGRAMS) {
+            final Path binary = p.binary(nativeDir);
+            if (!java.nio.file.Files.isExecutable(binary)) {
+                stdout.println("skipped: " + p.name() + ": not built (" + binary + "; bench/native/run.sh builds it)");
+                continue;
+            }
+            stderr.println("[native] " + binary + " " + String.join(" ", args));
+            for (NativeComparators.Row row : NativeComparators.run(binary, args, stderr)) {
+                if (row.msgs() != msgs || row.capacity() != capacity || row.warmup() != warmup
+                        || row.iterations() != iterations) {
+                    throw new IllegalStateException(row.name() + ": ran with other settings: msgs=" + row.msgs()
+                            + " capacity=" + row.capacity() + " warmup=" + row.warmup() + " iterations="
+                            + row.iterations());
+                }
+                final Measurement m = new Measurement(new Workloads.Entry(row.name(), row.description(), false,
+                        null), msgs);
+                for (long nanos : row.nanos()) {
+                    m.record(nanos, -1L);
+                }
+                m.outOfProcess = row.toolchain() + "; " + row.library();
+                measurements.add(m);
+            }
+        }
     }
 
     /** Runs {@code count} rounds of one iteration per workload, in registry order. */

@@ -12,6 +12,8 @@ final class Measurement {
     final int messagesPerIteration;
     long allocatedBytes = -1L;
     String stats;
+    /** Null for the JVM's rows; for an out-of-process comparator ({@code --native}), its toolchain and library. */
+    String outOfProcess;
 
     Measurement(Workloads.Entry entry, int messagesPerIteration) {
         this.entry = entry;

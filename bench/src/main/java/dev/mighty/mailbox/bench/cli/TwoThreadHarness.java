@@ -82,7 +82,8 @@ final class TwoThreadHarness implements AutoCloseable {
     /**
      * Runs one iteration: the producer (this thread) sends {@code n} messages while the consumer receives them.
      *
-     * @return the consumer's time, in nanoseconds, from the start signal to its last message
+     * @return the consumer's time, in nanoseconds, from the start signal to its last message (or the span the
+     *         workload measured itself: {@link Workload#elapsedNanos})
      */
     long iterate(Workload workload, int n) throws Exception {
         final long gen = submit(OP_ITERATE, workload, n);
@@ -99,7 +100,7 @@ final class TwoThreadHarness implements AutoCloseable {
         if (produceFailure != null) {
             throw new IllegalStateException("producer failed", produceFailure);
         }
-        return elapsedNanos;
+        return workload.elapsedNanos(elapsedNanos);
     }
 
     /**

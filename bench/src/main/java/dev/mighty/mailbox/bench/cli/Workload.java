@@ -30,6 +30,17 @@ interface Workload {
      */
     void consume(int n) throws Exception;
 
+    /**
+     * Producer thread, after each iteration: the iteration's time. By default the consumer thread's, from the
+     * start signal to its last message; a row whose messages are received elsewhere (on another runtime's
+     * threads) measures the same span itself, from the start of its {@link #produce} to the last receive there.
+     *
+     * @param consumerNanos the consumer thread's time for the iteration
+     */
+    default long elapsedNanos(long consumerNanos) {
+        return consumerNanos;
+    }
+
     /** @return a one-line counter summary (mailbox rows: {@code stats()}), or null */
     default String stats() {
         return null;

@@ -109,7 +109,13 @@ final class Workloads {
                 new Entry(REACTOR_SINK, "Sinks.many().unicast().onBackpressureBuffer(queue 1024).publishOn", false,
                         ReactorSink::new),
                 new Entry(SUBMISSION_PUBLISHER, "java.util.concurrent.SubmissionPublisher: submit() / onNext",
-                        false, Submission::new));
+                        false, Submission::new),
+                new Entry(PekkoRow.ACTOR, "Apache Pekko typed actor: tell() into the default mailbox (unbounded "
+                        + "ConcurrentLinkedQueue: no backpressure), default dispatcher (fork-join, throughput 5)",
+                        false, PekkoRow.actor()),
+                new Entry(PekkoRow.SOURCE_QUEUE, "Apache Pekko Streams Source.queue(capacity) (BoundedSourceQueue.offer, "
+                        + "dropped = full: spin, then yield) into Sink.foreach, default dispatcher", false,
+                        PekkoRow.sourceQueue()));
     }
 
     // ------------------------------------------------------------------ checks
