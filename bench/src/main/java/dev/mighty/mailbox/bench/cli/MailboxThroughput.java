@@ -81,6 +81,10 @@ public final class MailboxThroughput implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE}).")
     int batch = 256;
 
+    @Option(names = "--actors", description = "Add the JVM's actor runtime: an Apache Pekko actor's mailbox and "
+            + "Pekko Streams' Source.queue (in-process rows, interleaved with the others; they lengthen the run).")
+    boolean actors;
+
     @Option(names = "--native", arity = "0..1", paramLabel = "DIR", fallbackValue = "bench/native",
             description = "After the JVM's rows, run the out-of-process comparators built by bench/native/run.sh "
                     + "in DIR (default: bench/native) with this run's settings, and add their rows, marked "
@@ -129,8 +133,12 @@ public final class MailboxThroughput implements Callable<Integer> {
         checkPositive("capacity", capacity, 1);
         checkPositive("batch", batch, 1);
 
+        final List<Workloads.Entry> candidates = new ArrayList<>(Workloads.all());
+        if (actors) {
+            candidates.addAll(Workloads.actorRuntime());
+        }
         final List<Workloads.Entry> entries = new ArrayList<>();
-        for (Workloads.Entry e : Workloads.all()) {
+        for (Workloads.Entry e : candidates) {
             if (only == null || only.matcher(e.name()).find()) {
                 entries.add(e);
             }
@@ -139,11 +147,14 @@ public final class MailboxThroughput implements Callable<Integer> {
             for (Workloads.Entry e : Workloads.all()) {
                 stdout.printf(Locale.ROOT, "%-42s %s%n", e.name(), e.description());
             }
+            for (Workloads.Entry e : Workloads.actorRuntime()) {
+                stdout.printf(Locale.ROOT, "%-42s %s (--actors)%n", e.name(), e.description());
+            }
             return 0;
         }
         if (entries.isEmpty()) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--only: " + only
-                    + " matches no implementation (see --list)");
+                    + " matches no implementation (see --list" + (actors ? "" : "; the Pekko rows need --actors") + ")");
         }
 
         final Report.Header header = new Report.Header(command(), jvm(), Runtime.getRuntime().availableProcessors(),

@@ -109,7 +109,17 @@ final class Workloads {
                 new Entry(REACTOR_SINK, "Sinks.many().unicast().onBackpressureBuffer(queue 1024).publishOn", false,
                         ReactorSink::new),
                 new Entry(SUBMISSION_PUBLISHER, "java.util.concurrent.SubmissionPublisher: submit() / onNext",
-                        false, Submission::new),
+                        false, Submission::new));
+    }
+
+    /**
+     * The JVM's actor runtime ({@code --actors}): not in the default table, whose run they would lengthen by
+     * about half on a 2-core machine (their iterations' tails are the fork-join pool's park and wake-up).
+     *
+     * @return the Pekko rows, in output order, after {@link #all()}
+     */
+    static List<Entry> actorRuntime() {
+        return List.of(
                 new Entry(PekkoRow.ACTOR, "Apache Pekko typed actor: tell() into the default mailbox (unbounded "
                         + "ConcurrentLinkedQueue: no backpressure), default dispatcher (fork-join, throughput 5)",
                         false, PekkoRow.actor()),
