@@ -88,6 +88,16 @@ public final class MailboxThroughput implements Callable<Integer> {
             + "; 0 skips the latency section).")
     Integer latencySamples;
 
+    @Option(names = "--actors", description = "Add the JVM's actor runtime: an Apache Pekko actor's mailbox and "
+            + "Pekko Streams' Source.queue (in-process rows, interleaved with the others; they lengthen the run).")
+    boolean actors;
+
+    @Option(names = "--native", arity = "0..1", paramLabel = "DIR", fallbackValue = "bench/native",
+            description = "After the JVM's rows, run the out-of-process comparators built by bench/native/run.sh "
+                    + "in DIR (default: bench/native) with this run's settings, and add their rows, marked "
+                    + "out-of-process. A program that is not built is skipped (and said so).")
+    Path nativeDir;
+
     @Option(names = "--list", description = "List the implementations and exit.")
     boolean list;
 
@@ -133,8 +143,12 @@ public final class MailboxThroughput implements Callable<Integer> {
             checkPositive("latency-samples", latencySamples, 0);
         }
 
+        final List<Workloads.Entry> candidates = new ArrayList<>(Workloads.all());
+        if (actors) {
+            candidates.addAll(Workloads.actorRuntime());
+        }
         final List<Workloads.Entry> entries = new ArrayList<>();
-        for (Workloads.Entry e : Workloads.all()) {
+        for (Workloads.Entry e : candidates) {
             if (only == null || only.matcher(e.name()).find()) {
                 entries.add(e);
             }
@@ -143,11 +157,14 @@ public final class MailboxThroughput implements Callable<Integer> {
             for (Workloads.Entry e : Workloads.all()) {
                 stdout.printf(Locale.ROOT, "%-42s %s%n", e.name(), e.description());
             }
+            for (Workloads.Entry e : Workloads.actorRuntime()) {
+                stdout.printf(Locale.ROOT, "%-42s %s (--actors)%n", e.name(), e.description());
+            }
             return 0;
         }
         if (entries.isEmpty()) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--only: " + only
-                    + " matches no implementation (see --list)");
+                    + " matches no implementation (see --list" + (actors ? "" : "; the Pekko rows need --actors") + ")");
         }
 
         final Report.Header header = new Report.Header(command(), jvm(), Runtime.getRuntime().availableProcessors(),
@@ -155,7 +172,9 @@ public final class MailboxThroughput implements Callable<Integer> {
                         + System.getProperty("os.arch"),
                 String.format(Locale.ROOT, "msgs/iter=%d capacity=%d batch=%d warmup=%d iterations=%d "
                                 + "implementations=%d, interleaved round-robin in one JVM, 1 producer + 1 consumer thread",
-                        msgs, capacity, batch, warmup, iterations, entries.size()),
+                        msgs, capacity, batch, warmup, iterations, entries.size())
+                        + (nativeDir == null ? "" : "; then the out-of-process programs of " + nativeDir
+                                + ", one after the other, with the same settings"),
                 msgs, capacity, batch, warmup, iterations);
         stdout.print(Report.header(header));
         stdout.flush();
@@ -213,6 +232,9 @@ public final class MailboxThroughput implements Callable<Integer> {
             }
             pingEnd = pingPong(harness);
         }
+        if (nativeDir != null) {
+            runNative(measurements, warmup, iterations);
+        }
         final String gc = String.format(Locale.ROOT, "GC during the measured rounds: %d collections, %d ms; "
                         + "whole run %.1f s", gcCount() - gcCount0, gcMillis() - gcMillis0,
                 (System.nanoTime() - started) / 1e9);
@@ -235,6 +257,35 @@ public final class MailboxThroughput implements Callable<Integer> {
         stdout.println("Wrote " + files.stream().map(Path::toString).reduce((a, b) -> a + ", " + b).orElse(""));
         stdout.flush();
         return 0;
+    }
+
+    /** Runs the programs of {@code --native} one after the other and adds their rows. */
+    private void runNative(List<Measurement> measurements, int warmup, int iterations) throws Exception {
+        final List<String> args = List.of("--msgs", Integer.toString(msgs), "--capacity", Integer.toString(capacity),
+                "--warmup", Integer.toString(warmup), "--iterations", Integer.toString(iterations));
+        for (NativeComparators.Program p : NativeComparators.PROGRAMS) {
+            final Path binary = p.binary(nativeDir);
+            if (!java.nio.file.Files.isExecutable(binary)) {
+                stdout.println("skipped: " + p.name() + ": not built (" + binary + "; bench/native/run.sh builds it)");
+                continue;
+            }
+            stderr.println("[native] " + binary + " " + String.join(" ", args));
+            for (NativeComparators.Row row : NativeComparators.run(binary, args, stderr)) {
+                if (row.msgs() != msgs || row.capacity() != capacity || row.warmup() != warmup
+                        || row.iterations() != iterations) {
+                    throw new IllegalStateException(row.name() + ": ran with other settings: msgs=" + row.msgs()
+                            + " capacity=" + row.capacity() + " warmup=" + row.warmup() + " iterations="
+                            + row.iterations());
+                }
+                final Measurement m = new Measurement(new Workloads.Entry(row.name(), row.description(), false,
+                        null), msgs);
+                for (long nanos : row.nanos()) {
+                    m.record(nanos, -1L, -1L);
+                }
+                m.outOfProcess = row.toolchain() + "; " + row.library();
+                measurements.add(m);
+            }
+        }
     }
 
     /** Runs {@code count} rounds of one iteration per workload, in registry order. */

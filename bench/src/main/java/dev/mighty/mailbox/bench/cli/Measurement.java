@@ -20,6 +20,8 @@ final class Measurement {
     boolean deliveredOnProducer;
     /** Wake-ups during the measured phase (mailbox rows), or -1. */
     long wakeups = -1L;
+    /** Null for the JVM's rows; for an out-of-process comparator ({@code --native}), its toolchain and library. */
+    String outOfProcess;
 
     Measurement(Workloads.Entry entry, int messagesPerIteration) {
         this.entry = entry;

@@ -83,7 +83,17 @@ final class Report {
             new Expectation("issue 11", "MailboxSubscriber <= 1.5x raw trySend/tryRecvMany",
                     Workloads.SUBSCRIBER, Workloads.MAILBOX_TRY, 1.5, true),
             new Expectation("issue 11", "trampoline MailboxPublisher <= 2x raw trySend/tryRecvMany",
-                    Workloads.PUBLISHER_TRAMPOLINE, Workloads.MAILBOX_TRY, 2.0, true));
+                    Workloads.PUBLISHER_TRAMPOLINE, Workloads.MAILBOX_TRY, 2.0, true),
+            new Expectation("goal", "mailbox >= 10x faster than tokio mpsc (out of process, --native)",
+                    NativeComparators.RUST_TOKIO, Workloads.MAILBOX, 10.0, false),
+            new Expectation("goal", "mailbox >= 5x faster than a Go buffered chan (out of process, --native)",
+                    NativeComparators.GO_CHAN, Workloads.MAILBOX, 5.0, false),
+            new Expectation("goal", "MPSC mailbox within 1.5x of boost's SPSC ring (out of process, --native)",
+                    Workloads.MAILBOX, NativeComparators.CPP_SPSC_BOOST, 1.5, true),
+            new Expectation("goal", "mailbox >= 3x faster than a Pekko actor's mailbox",
+                    PekkoRow.ACTOR, Workloads.MAILBOX, 3.0, false),
+            new Expectation("goal", "fused MailboxFlux faster than Pekko's Source.queue",
+                    PekkoRow.SOURCE_QUEUE, Workloads.FLUX_MAILBOX, 1.0, false));
 
     /** What the run was: printed first, and written at the top of results.md and results.json. */
     record Header(String command, String jvm, int cores, String os, String settings, int messages, int capacity,
@@ -165,10 +175,11 @@ final class Report {
             final double cpu = m.consumerCpuPerMessage();
             final double wakeups = m.wakeupsPer10M();
             sb.append(String.format(Locale.ROOT, "| %s%s | %.3f | %,.0f | %.1f | %s | %s | %.2f | %s | %s | %s |%n",
-                    m.name(), m.entry.ours() ? "" : " *", m.medianNanos() / 1e6, m.msgsPerSecond(),
+                    m.name(), m.entry.ours() ? "" : m.outOfProcess != null ? " †" : " *", m.medianNanos() / 1e6,
+                    m.msgsPerSecond(),
                     m.nanosPerMessage(), ratio(m, Workloads.MAILBOX), ratio(m, Workloads.JCTOOLS_SPSC), m.spread(),
                     b < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f", b),
-                    cpu < 0 ? (m.deliveredOnProducer ? "n/a †" : "n/a") : String.format(Locale.ROOT, "%.1f", cpu),
+                    cpu < 0 ? (m.deliveredOnProducer ? "n/a ‡" : "n/a") : String.format(Locale.ROOT, "%.1f", cpu),
                     wakeups < 0 ? "-" : String.format(Locale.ROOT, "%,.0f", wakeups)));
         }
         sb.append("\n`*` comparator. Ratios are of median iteration times (> 1 is slower). B/msg: bytes allocated by both "
@@ -176,9 +187,24 @@ final class Report {
                 + "(ThreadMXBean) of the thread that ran onNext or the receive, per message: a row's own executor or "
                 + "scheduler thread over the whole measured phase (its back-off between iterations included), else the "
                 + "harness consumer thread during the iterations; waiting counts, so a spinning consumer is never free. "
-                + "`†`: onNext ran inside the producer's sends (trampoline). Wake-ups: the mailbox's consumerParks + producerParks during the "
+                + "`‡`: onNext ran inside the producer's sends (trampoline). Wake-ups: the mailbox's consumerParks + "
+                + "producerParks during the "
                 + "measured phase (parks and wake-up registrations), per 10 M messages.\n");
+        sb.append(outOfProcess());
         return sb.toString();
+    }
+
+    /** The legend of the out-of-process rows ({@code --native}), or nothing when there are none. */
+    String outOfProcess() {
+        final StringBuilder sb = new StringBuilder();
+        for (Measurement m : rows) {
+            if (m.outOfProcess != null) {
+                sb.append("- ").append(m.name()).append(": ").append(m.entry.description()).append(" (")
+                        .append(m.outOfProcess).append(")\n");
+            }
+        }
+        return sb.length() == 0 ? "" : "`†` out-of-process comparator (bench/native, run after the JVM's rows with the "
+                + "same settings, not interleaved with them):\n" + sb;
     }
 
     String expectations() {
@@ -268,6 +294,8 @@ final class Report {
                     .append(", \"deliveredOnProducer\": ").append(m.deliveredOnProducer)
                     .append(", \"wakeupsPer10M\": ").append(m.wakeupsPer10M() < 0 ? "null" : num(m.wakeupsPer10M()))
                     .append(", \"stats\": ").append(m.stats == null ? "null" : quote(m.stats))
+                    .append(", \"outOfProcess\": ").append(m.outOfProcess != null)
+                    .append(", \"toolchain\": ").append(m.outOfProcess == null ? "null" : quote(m.outOfProcess))
                     .append(i + 1 < rows.size() ? "},\n" : "}\n");
         }
         sb.append("  ],\n");
@@ -344,20 +372,25 @@ final class Report {
         chart.getStyler().setOverlapped(true);
         chart.getStyler().setXAxisLabelRotation(30);
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
-        chart.getStyler().setSeriesColors(new Color[] {new Color(0x2E7D32), new Color(0x9E9E9E)});
+        chart.getStyler().setSeriesColors(new Color[] {new Color(0x2E7D32), new Color(0x9E9E9E), new Color(0x6A8FC8)});
         chart.getStyler().setChartBackgroundColor(Color.WHITE);
         styler.setToolTipsEnabled(false);
         final List<String> names = new ArrayList<>();
         final List<Double> ours = new ArrayList<>();
         final List<Double> others = new ArrayList<>();
+        final List<Double> outOfProcess = new ArrayList<>();
         for (Measurement m : rows) {
             names.add(m.name().replace("_throughput", ""));
             final double mps = m.msgsPerSecond() / 1e6;
             ours.add(m.entry.ours() ? mps : 0.0);
-            others.add(m.entry.ours() ? 0.0 : mps);
+            others.add(m.entry.ours() || m.outOfProcess != null ? 0.0 : mps);
+            outOfProcess.add(m.outOfProcess != null ? mps : 0.0);
         }
         chart.addSeries("reactor-mailbox", names, ours);
         chart.addSeries("comparators", names, others);
+        if (outOfProcess.stream().anyMatch(v -> v > 0)) {
+            chart.addSeries("out-of-process comparators (--native)", names, outOfProcess);
+        }
         BitmapEncoder.saveBitmap(chart, png.toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 }

@@ -163,6 +163,22 @@ final class Workloads {
                         + "(executor: the harness consumer thread)", false, Submission::new));
     }
 
+    /**
+     * The JVM's actor runtime ({@code --actors}): not in the default table, whose run they would lengthen by
+     * about half on a 2-core machine (their iterations' tails are the fork-join pool's park and wake-up).
+     *
+     * @return the Pekko rows, in output order, after {@link #all()}
+     */
+    static List<Entry> actorRuntime() {
+        return List.of(
+                new Entry(PekkoRow.ACTOR, "Apache Pekko typed actor: tell() into the default mailbox (unbounded "
+                        + "ConcurrentLinkedQueue: no backpressure), default dispatcher (fork-join, throughput 5)",
+                        false, PekkoRow.actor()),
+                new Entry(PekkoRow.SOURCE_QUEUE, "Apache Pekko Streams Source.queue(capacity) (BoundedSourceQueue.offer, "
+                        + "dropped = full: spin, then yield) into Sink.foreach, default dispatcher", false,
+                        PekkoRow.sourceQueue()));
+    }
+
     // ------------------------------------------------------------------ checks
 
     /**

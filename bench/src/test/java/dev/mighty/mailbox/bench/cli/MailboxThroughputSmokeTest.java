@@ -97,6 +97,19 @@ class MailboxThroughputSmokeTest {
     }
 
     @Test
+    @Timeout(120)
+    void shouldAddThePekkoRowsWhenGivenActors(@TempDir Path dir) {
+        final Run run = run("--msgs", "100", "--iterations", "2", "--warmup", "1", "--actors", "--only",
+                "^mailbox_throughput$|^pekko_", "--out", dir.toString());
+
+        assertThat(run.exitCode()).as("exit code; stderr:%n%s", run.err()).isZero();
+        assertThat(run.out().lines().filter(l -> LINE.matcher(l).matches()).map(l -> l.split(" ")[0]))
+                .containsExactly(Workloads.MAILBOX, PekkoRow.ACTOR, PekkoRow.SOURCE_QUEUE);
+        assertThat(run.out()).contains("mailbox >= 3x faster than a Pekko actor's mailbox: "
+                + PekkoRow.ACTOR + " / " + Workloads.MAILBOX + " = ");
+    }
+
+    @Test
     void shouldExitWithUsageErrorWhenOnlyMatchesNothing(@TempDir Path dir) {
         final Run run = run("--only", "no_such_implementation", "--out", dir.toString());
 
@@ -154,6 +167,10 @@ class MailboxThroughputSmokeTest {
     void shouldCheckEveryExpectationAgainstRowsOfTheRegistry() {
         final Map<String, Workloads.Entry> names = Workloads.all().stream()
                 .collect(Collectors.toMap(Workloads.Entry::name, e -> e));
+        // the Pekko rows of --actors and the out-of-process rows of --native are not in the default registry
+        Workloads.actorRuntime().forEach(e -> names.put(e.name(), e));
+        NativeComparatorsSmokeTest.ROWS.values().stream().flatMap(List::stream)
+                .forEach(name -> names.put(name, null));
         for (Report.Expectation e : Report.EXPECTATIONS) {
             assertThat(names).as(e.text()).containsKeys(e.slower(), e.faster());
         }

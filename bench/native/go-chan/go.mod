@@ -1,0 +1,3 @@
+module dev.mighty/mailbox-bench/go-chan
+
+go 1.19
