@@ -101,6 +101,7 @@ public final class MailboxBuilder<T> {
         return this;
     }
 
+    /** @return a new reference mailbox */
     public Mailbox<T> build() {
         final ArrayMailbox<T> mailbox = new ArrayMailbox<>(capacity, singleProducer, name);
         mailbox.waitPolicy(waitPolicy);

@@ -116,6 +116,7 @@ public final class WaitPolicy {
     /**
      * Takes back-off step {@code step} (0-based): a spin-wait, then yields.
      *
+     * @param step how many steps this wait has taken so far
      * @return false, taking no step, once the back-off is spent: time to park
      */
     public boolean idle(int step) {

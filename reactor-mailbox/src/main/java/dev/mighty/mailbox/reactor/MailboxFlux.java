@@ -143,6 +143,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
      * the back-off would hold a worker other tasks need. Unfused, the policy is not used (the batches run on
      * signalling threads, which never spin).
      *
+     * @param <T> the message type
      * @param mailbox the mailbox to receive from; one subscriber at a time
      * @param batchSize as in {@link #from(Mailbox, int)}, {@code >= 1}
      * @param waitPolicy how the fused poller waits on an empty mailbox
