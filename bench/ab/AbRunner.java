@@ -10,10 +10,13 @@ import java.util.function.LongUnaryOperator;
  * always goes first) with a raw-mailbox control pair from the same builds. On a shared 2-vCPU machine whose
  * cache-line round trip moves 1.4-10x between runs, only figures taken this close together compare.
  *
- * <p>Usage (see run.sh): {@code AbRunner A.jar B.jar frames|raw PAYLOAD_BYTES ITERATIONS}
+ * <p>Usage (see run.sh): {@code AbRunner A.jar B.jar frames|raw PAYLOAD_BYTES ITERATIONS}. With
+ * {@code -Dab.lone=MICROS} each iteration is one lone message (see {@code ab.Workload}) and the figures are its
+ * latency in ns, with p99.
  */
 public final class AbRunner {
     private static final int MESSAGES = 1000;
+    private static final boolean LONE = System.getProperty("ab.lone") != null;
 
     public static void main(String[] args) throws Exception {
         final String[] jars = {args[0], args[1]};
@@ -40,12 +43,15 @@ public final class AbRunner {
             }
         }
         final String[] names = {"A " + kind, "B " + kind, "A raw", "B raw"};
+        final int per = LONE ? 1 : MESSAGES;
+        final String unit = LONE ? "ns (lone message latency)" : "ns/msg";
         final double[] median = new double[4];
         for (int i = 0; i < 4; i++) {
             Arrays.sort(ns[i]);
-            median[i] = ns[i][iterations / 2] / (double) MESSAGES;
-            System.out.printf("%-12s p10=%7.1f  median=%7.1f  p90=%7.1f ns/msg%n", names[i],
-                    ns[i][iterations / 10] / (double) MESSAGES, median[i], ns[i][iterations * 9 / 10] / (double) MESSAGES);
+            median[i] = ns[i][iterations / 2] / (double) per;
+            System.out.printf("%-12s p10=%7.1f  median=%7.1f  p90=%7.1f%s %s%n", names[i],
+                    ns[i][iterations / 10] / (double) per, median[i], ns[i][iterations * 9 / 10] / (double) per,
+                    LONE ? String.format("  p99=%9.1f", ns[i][iterations * 99 / 100] / (double) per) : "", unit);
         }
         System.out.printf("B/A %s median = %.2f   (control, same code in both: B/A raw = %.2f)%n", kind,
                 median[1] / median[0], median[3] / median[2]);

@@ -17,10 +17,16 @@ import dev.mighty.mailbox.Mailboxes;
  * {@link #applyAsLong} runs one iteration of {@code n} messages and returns its nanoseconds, from the moment the
  * producer woke (so the unpark latency, tens of microseconds on a shared VM, is not counted) to the last receive. Compiled against the
  * public API only, so it runs unchanged on any build of reactor-mailbox.
+ *
+ * <p>{@code -Dab.lone=MICROS}: each iteration is one message, sent {@code MICROS} after the producer woke, so the
+ * consumer has been waiting in its receive that long; the iteration's time is then the latency of a lone message,
+ * from just before its send to the return of the receive that took it.
  */
 public final class Workload implements LongUnaryOperator, FrameHandler {
     final boolean frames;
     final boolean local = Boolean.getBoolean("ab.local");
+    /** {@code ab.lone}: one message per iteration, sent after the consumer has waited this many microseconds. */
+    final long loneMicros = Long.getLong("ab.lone", -1L);
     final FrameMailbox fm;
     final Mailbox<Object> mb;
     final ByteBuffer buf;
@@ -53,6 +59,13 @@ public final class Workload implements LongUnaryOperator, FrameHandler {
                     LockSupport.park(this);
                 }
                 done++;
+                if (loneMicros >= 0) {
+                    // the consumer is in its receive by now: spinning, yielding or parked, as after any quiet spell
+                    final long until = System.nanoTime() + loneMicros * 1000L;
+                    while (System.nanoTime() - until < 0) {
+                        Thread.onSpinWait();
+                    }
+                }
                 startNanos = System.nanoTime();
                 final int n = msgs;
                 if (frames) {
@@ -107,6 +120,9 @@ public final class Workload implements LongUnaryOperator, FrameHandler {
     public long applyAsLong(long n) {
         if (local) {
             return local(n);
+        }
+        if (loneMicros >= 0) {
+            n = 1;
         }
         try {
             msgs = (int) n;

@@ -1,6 +1,5 @@
 package dev.mighty.mailbox;
 
-import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -34,8 +33,9 @@ import dev.mighty.mailbox.internal.MailboxRing;
  * the consumer, no difference above the noise across cores.
  *
  * <p>The header and payload are written with plain stores by the producer that claimed the slot, then
- * published by the release store of the status word; the consumer reads the status word with acquire, then
- * the rest with plain loads, and frees the slot with the release store of the consumer index (which the
+ * published by the status word, stored after a release fence; the consumer reads the status word, then an acquire
+ * fence, then the rest with plain loads (the fences instead of {@code setRelease}/{@code getAcquire} through a
+ * {@code byteBufferViewVarHandle}: see {@link #publishSlot}), and frees the slot with the release store of the consumer index (which the
  * claim of the slot's next lap reads with acquire before writing it). Each spill buffer is owned by its
  * slot's current producer, then its consumer.
  */
@@ -55,8 +55,6 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     private static final int LENGTH_MASK = Integer.MAX_VALUE;
     /** Largest slab: 2^24 slots of 64 bytes (1 GiB), the most one direct buffer can hold. */
     static final int MAX_CAPACITY = 1 << 24;
-
-    private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
 
     final ByteBuffer slab;
     final byte[][] spill;
@@ -160,7 +158,11 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         final int base = slot << SLOT_SHIFT;
         writeHeader(base, kind, correlationId);
         if (length <= INLINE_PAYLOAD) {
-            slab.put(base + PAYLOAD_OFFSET, payload, payload.position(), length);
+            if (payload.hasArray()) { // a heap buffer: an array transfer skips the buffer-to-buffer one's checks
+                slab.put(base + PAYLOAD_OFFSET, payload.array(), payload.arrayOffset() + payload.position(), length);
+            } else {
+                slab.put(base + PAYLOAD_OFFSET, payload, payload.position(), length);
+            }
         } else {
             payload.get(payload.position(), spillFor(slot, length), 0, length);
         }
@@ -177,8 +179,15 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         publishSlot(index, (int) (index & mask) << SLOT_SHIFT, SKIP_LENGTH);
     }
 
+    /**
+     * Publishes the slot: a release fence, then a plain store of the status word (Agrona's {@code releaseFence} then
+     * plain store of a record's length). The same as a {@code setRelease} through a {@code byteBufferViewVarHandle},
+     * which on JDK 17 costs an out-of-line call per access (the view looks up the buffer's memory segment); the
+     * buffer's own {@code putInt} does not. Pairs with the acquire fence in {@link #lengthAt}.
+     */
     private void publishSlot(long index, int base, int length) {
-        INT.setRelease(slab, base + STATUS_OFFSET, phaseOf(index) | length); // pairs with getAcquire in lengthAt()
+        VarHandle.releaseFence(); // the header and payload stores above happen-before the status store below
+        slab.putInt(base + STATUS_OFFSET, phaseOf(index) | length);
         signalConsumer();
     }
 
@@ -209,7 +218,12 @@ final class FrameRing extends MailboxRing<MessageFrame> {
      *         placeholder, or {@link #FREE} if the slot still holds the lap before's frame (acquire)
      */
     private int lengthAt(long index, int base) {
-        final int status = (int) INT.getAcquire(slab, base + STATUS_OFFSET);
+        final int status = slab.getInt(base + STATUS_OFFSET);
+        // NOTE: acquire, as a getAcquire through a view VarHandle would be without its call (see publishSlot): the
+        // header and payload loads after it read what the producer stored before its release fence. Pairs with the
+        // releaseFence in publishSlot(). A spin on this method reloads the status word on every call: the fence
+        // keeps the load from being hoisted out of a loop.
+        VarHandle.acquireFence();
         return (status ^ phaseOf(index)) < 0 ? FREE : status & LENGTH_MASK;
     }
 
@@ -261,9 +275,14 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         dst.position(position + length);
     }
 
-    /** Frees the slot of {@code cIndex}; the slab is left as it is (see the phase bit in the class comment). */
+    /**
+     * Frees the slot of {@code cIndex}; the slab is left as it is (see the phase bit in the class comment). A spill
+     * buffer is longer than maxRetainedSpill exactly when its payload is ({@link #spillFor} grows a buffer past
+     * maxRetainedSpill only for a payload over it, and such a buffer is dropped here before the slot's next lap), so
+     * the length decides, without a load of the spill buffer's first line, which its producer has just written.
+     */
     private void free(int slot, int length, long cIndex) {
-        if (length > INLINE_PAYLOAD && length != SKIP_LENGTH && spill[slot].length > maxRetainedSpill) {
+        if (length > maxRetainedSpill && length > INLINE_PAYLOAD && length != SKIP_LENGTH) {
             spill[slot] = null;
         }
         soConsumerIndex(cIndex + 1); // frees the slot: pairs with lvConsumerIndex in claim()

