@@ -4,16 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.reflect.Method;
-import java.net.URL;
-import java.net.URLClassLoader;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 
+import dev.mighty.mailbox.HidingClassLoader;
 import dev.mighty.mailbox.Mailbox;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.reactivestreams.Publisher;
 
 /**
  * {@code kafka-clients} is an optional dependency: everything but {@code dev.mighty.mailbox.kafka} must load and
@@ -23,42 +19,12 @@ import org.reactivestreams.Publisher;
  * records every attempt.
  */
 @Tag("kafka")
-@Timeout(30)
+@Timeout(300)
 class KafkaOptionalTest {
-
-    /** Loads from {@code urls} only; refuses {@code org.apache.kafka.*} (and cannot see the test class path). */
-    static final class NoKafkaClassLoader extends URLClassLoader {
-        final List<String> refused = new CopyOnWriteArrayList<>();
-
-        NoKafkaClassLoader(URL[] urls) {
-            super("no-kafka", urls, ClassLoader.getPlatformClassLoader());
-        }
-
-        @Override
-        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-            if (name.startsWith("org.apache.kafka.")) {
-                refused.add(name);
-                throw new ClassNotFoundException(name + " (hidden: kafka-clients is optional)");
-            }
-            return super.loadClass(name, resolve);
-        }
-    }
-
-    private static URL locationOf(Class<?> type) {
-        return type.getProtectionDomain().getCodeSource().getLocation();
-    }
-
-    private static NoKafkaClassLoader loader() throws Exception {
-        return new NoKafkaClassLoader(new URL[] {
-            locationOf(Mailbox.class),                                       // reactor-mailbox/target/classes
-            locationOf(Publisher.class),                                     // reactive-streams
-            locationOf(Class.forName("org.jctools.queues.MpscArrayQueue")),  // jctools
-        });
-    }
 
     @Test
     void shouldHideKafkaFromTheFilteringLoaderSoTheKafkaPackageCannotLink() throws Exception {
-        try (NoKafkaClassLoader loader = loader()) {
+        try (HidingClassLoader loader = HidingClassLoader.without("org.apache.kafka.", "kafka-clients")) {
             assertThatThrownBy(() -> Class.forName("org.apache.kafka.clients.consumer.KafkaConsumer", false, loader))
                     .isInstanceOf(ClassNotFoundException.class);
             // the Kafka glue needs kafka-clients: it cannot be linked here
@@ -71,7 +37,7 @@ class KafkaOptionalTest {
 
     @Test
     void shouldSendReceiveAndPublishWhenKafkaIsNotOnTheClassPath() throws Exception {
-        try (NoKafkaClassLoader loader = loader()) {
+        try (HidingClassLoader loader = HidingClassLoader.without("org.apache.kafka.", "kafka-clients")) {
             final Class<?> mailboxes = Class.forName("dev.mighty.mailbox.Mailboxes", true, loader);
             final Class<?> mailboxType = Class.forName("dev.mighty.mailbox.Mailbox", true, loader);
             final Object mailbox = mailboxes.getMethod("bounded", int.class).invoke(null, 16);

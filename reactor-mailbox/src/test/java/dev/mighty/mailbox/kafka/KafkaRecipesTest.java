@@ -3,20 +3,15 @@ package dev.mighty.mailbox.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
+import dev.mighty.mailbox.DocRecipes;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -145,47 +140,9 @@ class KafkaRecipesTest {
 
     // ------------------------------------------------------------------ the document and the code agree
 
-    private static final Pattern REGION = Pattern.compile(
-            "// tag::([a-z-]+)\\[]\\R(.*?)\\R[ \\t]*// end::\\1\\[]", Pattern.DOTALL);
-
     @Test
     void shouldShowEveryRecipeVerbatimInTheKafkaDoc() throws IOException {
-        final Path module = Path.of("").toAbsolutePath();
-        final Path source = module.resolve("src/test/java/dev/mighty/mailbox/kafka/KafkaRecipesTest.java");
-        final Path doc = findUp(module, "docs/kafka.md");
-        final Map<String, String> recipes = regions(Files.readString(source, StandardCharsets.UTF_8));
-        assertThat(recipes.keySet()).containsExactly("send", "receive", "recv-loop");
-        final String text = Files.readString(doc, StandardCharsets.UTF_8);
-        for (Map.Entry<String, String> recipe : recipes.entrySet()) {
-            assertThat(text).as("docs/kafka.md shows recipe '%s' as in KafkaRecipesTest", recipe.getKey())
-                    .contains("```java\n" + recipe.getValue() + "\n```");
-        }
-    }
-
-    /** @return each region's lines, with the indentation of its least indented line removed */
-    private static Map<String, String> regions(String source) {
-        final Map<String, String> regions = new LinkedHashMap<>();
-        final Matcher matcher = REGION.matcher(source);
-        while (matcher.find()) {
-            final List<String> lines = new ArrayList<>(List.of(matcher.group(2).split("\\R", -1)));
-            final int indent = lines.stream()
-                    .filter(line -> !line.isBlank())
-                    .mapToInt(line -> line.length() - line.stripLeading().length())
-                    .min()
-                    .orElse(0);
-            lines.replaceAll(line -> line.isBlank() ? "" : line.substring(indent));
-            regions.put(matcher.group(1), String.join("\n", lines));
-        }
-        return regions;
-    }
-
-    private static Path findUp(Path from, String relative) {
-        for (Path dir = from; dir != null; dir = dir.getParent()) {
-            final Path candidate = dir.resolve(relative);
-            if (Files.isRegularFile(candidate)) {
-                return candidate;
-            }
-        }
-        throw new AssertionError(relative + " not found above " + from);
+        DocRecipes.assertShownVerbatim("src/test/java/dev/mighty/mailbox/kafka/KafkaRecipesTest.java", "docs/kafka.md",
+                "send", "receive", "recv-loop");
     }
 }

@@ -6,17 +6,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
-import java.net.URL;
-import java.net.URLClassLoader;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
+import dev.mighty.mailbox.HidingClassLoader;
 import dev.mighty.mailbox.Mailbox;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.reactivestreams.Publisher;
 
 /**
  * {@code reactor-core} is an optional dependency: the core ({@code dev.mighty.mailbox}) and the Reactive
@@ -29,39 +27,9 @@ import org.reactivestreams.Publisher;
 @Timeout(300)
 class ReactorOptionalTest {
 
-    /** Loads from {@code urls} only; refuses {@code reactor.*} (and cannot see the test class path). */
-    static final class NoReactorClassLoader extends URLClassLoader {
-        final List<String> refused = new CopyOnWriteArrayList<>();
-
-        NoReactorClassLoader(URL[] urls) {
-            super("no-reactor", urls, ClassLoader.getPlatformClassLoader());
-        }
-
-        @Override
-        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-            if (name.startsWith("reactor.")) {
-                refused.add(name);
-                throw new ClassNotFoundException(name + " (hidden: reactor-core is optional)");
-            }
-            return super.loadClass(name, resolve);
-        }
-    }
-
-    private static URL locationOf(Class<?> type) {
-        return type.getProtectionDomain().getCodeSource().getLocation();
-    }
-
-    private static NoReactorClassLoader loader() throws Exception {
-        return new NoReactorClassLoader(new URL[] {
-            locationOf(Mailbox.class),                               // reactor-mailbox/target/classes
-            locationOf(Publisher.class),                             // reactive-streams
-            locationOf(Class.forName("org.jctools.queues.MpscArrayQueue")), // jctools
-        });
-    }
-
     @Test
     void shouldHideReactorAndTheTestClassPathWhenLoadingThroughTheFilteringLoader() throws Exception {
-        try (NoReactorClassLoader loader = loader()) {
+        try (HidingClassLoader loader = HidingClassLoader.without("reactor.", "reactor-core")) {
             assertThatThrownBy(() -> Class.forName("reactor.core.publisher.Flux", false, loader))
                     .isInstanceOf(ClassNotFoundException.class);
             // the Reactor glue needs reactor-core: it cannot be linked here
@@ -78,7 +46,7 @@ class ReactorOptionalTest {
 
     @Test
     void shouldSendReceiveAndPublishWhenReactorIsNotOnTheClassPath() throws Exception {
-        try (NoReactorClassLoader loader = loader()) {
+        try (HidingClassLoader loader = HidingClassLoader.without("reactor.", "reactor-core")) {
             final Class<?> mailboxes = Class.forName("dev.mighty.mailbox.Mailboxes", true, loader);
             final Class<?> mailboxType = Class.forName("dev.mighty.mailbox.Mailbox", true, loader);
             final Object mailbox = mailboxes.getMethod("bounded", int.class).invoke(null, 16);

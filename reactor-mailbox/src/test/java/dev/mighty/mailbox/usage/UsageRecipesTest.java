@@ -4,14 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -19,9 +13,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Flow;
 import java.util.concurrent.SubmissionPublisher;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
+import dev.mighty.mailbox.DocRecipes;
 import dev.mighty.mailbox.FrameHandler;
 import dev.mighty.mailbox.FrameMailbox;
 import dev.mighty.mailbox.Hang;
@@ -272,49 +265,9 @@ class UsageRecipesTest {
 
     // ------------------------------------------------------------------ the document and the code agree
 
-    private static final Pattern REGION = Pattern.compile(
-            "// tag::([a-z-]+)\\[]\\R(.*?)\\R[ \\t]*// end::\\1\\[]", Pattern.DOTALL);
-
     @Test
     void shouldShowEveryRecipeVerbatimInTheUsageDoc() throws IOException {
-        final Path module = Path.of("").toAbsolutePath();
-        final Path source = module.resolve("src/test/java/dev/mighty/mailbox/usage/UsageRecipesTest.java");
-        final Path doc = findUp(module, "docs/usage.md");
-        final Map<String, String> recipes = regions(Files.readString(source, StandardCharsets.UTF_8));
-        assertThat(recipes.keySet())
-                .containsExactly("actor-loop", "flux-into-mailbox", "mailbox-into-flux", "frames", "flow", "sizing",
-                        "wait-policy");
-        final String text = Files.readString(doc, StandardCharsets.UTF_8);
-        for (Map.Entry<String, String> recipe : recipes.entrySet()) {
-            assertThat(text).as("docs/usage.md shows recipe '%s' as in UsageRecipesTest", recipe.getKey())
-                    .contains("```java\n" + recipe.getValue() + "\n```");
-        }
-    }
-
-    /** @return each region's lines, with the indentation of its least indented line removed */
-    static Map<String, String> regions(String source) {
-        final Map<String, String> regions = new LinkedHashMap<>();
-        final Matcher matcher = REGION.matcher(source);
-        while (matcher.find()) {
-            final List<String> lines = new ArrayList<>(List.of(matcher.group(2).split("\\R", -1)));
-            final int indent = lines.stream()
-                    .filter(line -> !line.isBlank())
-                    .mapToInt(line -> line.length() - line.stripLeading().length())
-                    .min()
-                    .orElse(0);
-            lines.replaceAll(line -> line.isBlank() ? "" : line.substring(indent));
-            regions.put(matcher.group(1), String.join("\n", lines));
-        }
-        return regions;
-    }
-
-    private static Path findUp(Path from, String relative) {
-        for (Path dir = from; dir != null; dir = dir.getParent()) {
-            final Path candidate = dir.resolve(relative);
-            if (Files.isRegularFile(candidate)) {
-                return candidate;
-            }
-        }
-        throw new AssertionError(relative + " not found above " + from);
+        DocRecipes.assertShownVerbatim("src/test/java/dev/mighty/mailbox/usage/UsageRecipesTest.java", "docs/usage.md",
+                "actor-loop", "flux-into-mailbox", "mailbox-into-flux", "frames", "flow", "sizing", "wait-policy");
     }
 }

@@ -1,0 +1,53 @@
+package dev.mighty.mailbox;
+
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.reactivestreams.Publisher;
+
+/**
+ * For the tests that prove an optional dependency is optional: a class loader that sees only the library's
+ * {@code target/classes} and its two compile dependencies (reactive-streams, jctools), whose parent is the platform
+ * loader (so nothing of the test class path leaks in), and that refuses every class under one package prefix
+ * outright, recording each attempt. Classes load child-first from those three locations.
+ */
+public final class HidingClassLoader extends URLClassLoader {
+    /** Every class name this loader refused, in order. */
+    public final List<String> refused = new CopyOnWriteArrayList<>();
+    private final String hiddenPrefix;
+    private final String dependency;
+
+    private HidingClassLoader(String hiddenPrefix, String dependency, URL[] urls) {
+        super("no-" + dependency, urls, ClassLoader.getPlatformClassLoader());
+        this.hiddenPrefix = hiddenPrefix;
+        this.dependency = dependency;
+    }
+
+    /**
+     * @param hiddenPrefix the package prefix to refuse, e.g. {@code "reactor."}
+     * @param dependency   the optional dependency's name, for the refusal's message
+     * @return a loader over the library and its compile dependencies only
+     */
+    public static HidingClassLoader without(String hiddenPrefix, String dependency) throws ClassNotFoundException {
+        return new HidingClassLoader(hiddenPrefix, dependency, new URL[] {
+            locationOf(Mailbox.class),                                       // reactor-mailbox/target/classes
+            locationOf(Publisher.class),                                     // reactive-streams
+            locationOf(Class.forName("org.jctools.queues.MpscArrayQueue")),  // jctools
+        });
+    }
+
+    private static URL locationOf(Class<?> type) {
+        return type.getProtectionDomain().getCodeSource().getLocation();
+    }
+
+    @Override
+    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+        if (name.startsWith(hiddenPrefix)) {
+            refused.add(name);
+            throw new ClassNotFoundException(name + " (hidden: " + dependency + " is optional)");
+        }
+        return super.loadClass(name, resolve);
+    }
+}
