@@ -152,6 +152,40 @@ final class Latency {
         return t;
     }
 
+    /** Starts a daemon thread that {@code recv()}s until the mailbox closes, reporting each message to the probe. */
+    private static Thread startRecvLoop(Mailbox<Integer> mailbox, Probe probe, String name) {
+        final Thread t = daemon(() -> {
+            try {
+                while (mailbox.recv() != null) {
+                    probe.received();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, name);
+        t.start();
+        return t;
+    }
+
+    /** A face whose producer calls {@code send} on a mailbox it owns, and whose close closes that mailbox. */
+    abstract static class MailboxFace implements Face {
+        final Mailbox<Integer> mailbox;
+
+        MailboxFace(Mailbox<Integer> mailbox) {
+            this.mailbox = mailbox;
+        }
+
+        @Override
+        public final void send(Integer message) throws InterruptedException {
+            mailbox.send(message);
+        }
+
+        @Override
+        public void close() {
+            mailbox.close();
+        }
+    }
+
     /** A subscriber that reports each message to the probe. */
     static final class ProbeSubscriber implements CoreSubscriber<Integer> {
         private final Probe probe;
@@ -180,97 +214,53 @@ final class Latency {
     }
 
     /** {@code recv()} on a dedicated thread, with the given wait policy. */
-    static final class RecvThread implements Face {
-        private final Mailbox<Integer> mailbox;
+    static final class RecvThread extends MailboxFace {
         private final Thread consumer;
 
         RecvThread(int capacity, Probe probe, WaitPolicy policy) {
-            this.mailbox = Mailboxes.<Integer>builder().capacity(capacity).waitPolicy(policy).build();
-            this.consumer = daemon(() -> {
-                try {
-                    while (mailbox.recv() != null) {
-                        probe.received();
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "latency-recv");
-            consumer.start();
-        }
-
-        @Override
-        public void send(Integer message) throws InterruptedException {
-            mailbox.send(message);
-        }
-
-        @Override
-        public void close() {
-            mailbox.close();
+            super(Mailboxes.<Integer>builder().capacity(capacity).waitPolicy(policy).build());
+            this.consumer = startRecvLoop(mailbox, probe, "latency-recv");
         }
     }
 
     /** {@code MailboxPublisher} on a single-thread executor. */
-    static final class ExecutorPublisher implements Face {
-        private final Mailbox<Integer> mailbox;
+    static final class ExecutorPublisher extends MailboxFace {
         private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> daemon(r, "latency-pub"));
 
         ExecutorPublisher(int capacity, Probe probe, WaitPolicy policy) {
-            this.mailbox = Mailboxes.bounded(capacity);
+            super(Mailboxes.bounded(capacity));
             new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, executor, policy)
                     .subscribe(new ProbeSubscriber(probe));
         }
 
         @Override
-        public void send(Integer message) throws InterruptedException {
-            mailbox.send(message);
-        }
-
-        @Override
         public void close() {
-            mailbox.close();
+            super.close();
             executor.shutdown();
         }
     }
 
     /** {@code MailboxPublisher} without executor: the send runs the drain. */
-    static final class TrampolinePublisher implements Face {
-        private final Mailbox<Integer> mailbox;
-
+    static final class TrampolinePublisher extends MailboxFace {
         TrampolinePublisher(int capacity, Probe probe) {
-            this.mailbox = Mailboxes.bounded(capacity);
+            super(Mailboxes.bounded(capacity));
             new MailboxPublisher<>(mailbox).subscribe(new ProbeSubscriber(probe));
-        }
-
-        @Override
-        public void send(Integer message) throws InterruptedException {
-            mailbox.send(message);
-        }
-
-        @Override
-        public void close() {
-            mailbox.close();
         }
     }
 
     /** The fused flux into {@code publishOn} on a single-thread scheduler. */
-    static final class FluxSingle implements Face {
-        private final Mailbox<Integer> mailbox;
+    static final class FluxSingle extends MailboxFace {
         private final Scheduler scheduler = Schedulers.newSingle("latency-flux", true);
 
         FluxSingle(int capacity, Probe probe, WaitPolicy policy) {
-            this.mailbox = Mailboxes.bounded(capacity);
+            super(Mailboxes.bounded(capacity));
             MailboxFlux.from(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, policy).publishOn(scheduler)
                     .subscribe(new ProbeSubscriber(probe));
         }
 
         @Override
-        public void send(Integer message) throws InterruptedException {
-            mailbox.send(message);
-        }
-
-        @Override
         public void close() {
-            mailbox.close();
+            super.close();
             scheduler.dispose();
         }
     }
@@ -288,16 +278,7 @@ final class Latency {
             this.subscriber = new MailboxSubscriber<>(mailbox);
             this.upstream = new Workloads.DemandUpstream(one);
             subscriber.onSubscribe(upstream);
-            this.consumer = daemon(() -> {
-                try {
-                    while (mailbox.recv() != null) {
-                        probe.received();
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "latency-sub");
-            consumer.start();
+            this.consumer = startRecvLoop(mailbox, probe, "latency-sub");
         }
 
         @Override
