@@ -475,6 +475,27 @@ final class Workloads {
 
     // ------------------------------------------------------------------ reactor-mailbox rows
 
+    /**
+     * The consumer side of the {@code recvMany(check, batch)} rows: receives {@code n} messages into the check,
+     * at most {@code batch} a call, then verifies them. A receive of 0 means closed and drained: {@code verify()}
+     * reports the shortfall.
+     */
+    static void recvManyAll(Mailbox<Integer> mailbox, ObjectCheck check, int batch, int n)
+            throws InterruptedException {
+        check.begin(n);
+        for (int r; (r = check.remaining()) > 0; ) {
+            if (mailbox.recvMany(check, Math.min(batch, r)) == 0) {
+                break;
+            }
+        }
+        check.verify();
+    }
+
+    /** The wake-up count a mailbox row reports: data wake-up parks plus parked sends. */
+    static long parks(MailboxStats s) {
+        return s.consumerParks() + s.producerParks();
+    }
+
     /** A row over a {@code Mailbox<Integer>}: the producer sends with {@code send()}; rows differ in how they receive. */
     abstract static class MailboxRow implements Workload {
         final Mailbox<Integer> mailbox;
@@ -501,8 +522,7 @@ final class Workloads {
 
         @Override
         public long wakeups() {
-            final MailboxStats s = mailbox.stats();
-            return s.consumerParks() + s.producerParks();
+            return parks(mailbox.stats());
         }
 
         @Override
@@ -524,14 +544,7 @@ final class Workloads {
 
         @Override
         public void consume(int n) throws InterruptedException {
-            final ObjectCheck check = this.check;
-            check.begin(n);
-            for (int r; (r = check.remaining()) > 0; ) {
-                if (mailbox.recvMany(check, Math.min(batch, r)) == 0) {
-                    break; // closed and drained: verify() reports the shortfall
-                }
-            }
-            check.verify();
+            recvManyAll(mailbox, check, batch, n);
         }
     }
 
@@ -566,14 +579,7 @@ final class Workloads {
 
         @Override
         public void consume(int n) throws InterruptedException {
-            final ObjectCheck check = this.check;
-            check.begin(n);
-            for (int r; (r = check.remaining()) > 0; ) {
-                if (mailbox.recvMany(check, Math.min(batch, r)) == 0) {
-                    break; // closed and drained: verify() reports the shortfall
-                }
-            }
-            check.verify();
+            recvManyAll(mailbox, check, batch, n);
         }
 
         @Override
@@ -778,8 +784,7 @@ final class Workloads {
 
         @Override
         public long wakeups() {
-            final MailboxStats s = mailbox.stats();
-            return s.consumerParks() + s.producerParks();
+            return parks(mailbox.stats());
         }
 
         @Override
@@ -901,14 +906,7 @@ final class Workloads {
 
         @Override
         public void consume(int n) throws InterruptedException {
-            final ObjectCheck check = this.check;
-            check.begin(n);
-            for (int r; (r = check.remaining()) > 0; ) {
-                if (mailbox.recvMany(check, Math.min(batch, r)) == 0) {
-                    break;
-                }
-            }
-            check.verify();
+            recvManyAll(mailbox, check, batch, n);
         }
 
         @Override
@@ -918,8 +916,7 @@ final class Workloads {
 
         @Override
         public long wakeups() {
-            final MailboxStats s = mailbox.stats();
-            return s.consumerParks() + s.producerParks();
+            return parks(mailbox.stats());
         }
 
         @Override
