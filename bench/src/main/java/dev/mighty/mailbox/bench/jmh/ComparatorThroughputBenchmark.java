@@ -247,16 +247,7 @@ public class ComparatorThroughputBenchmark {
 
         @Override
         protected void produce(int n) throws InterruptedException {
-            final Sinks.Many<Object> sink = this.sink;
-            for (int i = 0; i < n; i++) {
-                Sinks.EmitResult result;
-                for (int spins = 0; (result = sink.tryEmitNext(MESSAGE)) != Sinks.EmitResult.OK; ) {
-                    if (result != Sinks.EmitResult.FAIL_OVERFLOW) {
-                        throw new IllegalStateException("tryEmitNext: " + result);
-                    }
-                    spins = producerIdle(spins);
-                }
-            }
+            emitAll(sink, n);
         }
 
         @Override
@@ -486,5 +477,21 @@ public class ComparatorThroughputBenchmark {
         new Runner(new OptionsBuilder()
                 .include(ComparatorThroughputBenchmark.class.getSimpleName())
                 .build()).run();
+    }
+
+    /**
+     * The Reactor sink producer: {@code tryEmitNext} each of {@code n} messages, spinning then yielding while the
+     * queue is full ({@code FAIL_OVERFLOW}); any other result is a failure.
+     */
+    static void emitAll(Sinks.Many<Object> sink, int n) throws InterruptedException {
+        for (int i = 0; i < n; i++) {
+            Sinks.EmitResult result;
+            for (int spins = 0; (result = sink.tryEmitNext(OneToOneState.MESSAGE)) != Sinks.EmitResult.OK; ) {
+                if (result != Sinks.EmitResult.FAIL_OVERFLOW) {
+                    throw new IllegalStateException("tryEmitNext: " + result);
+                }
+                spins = OneToOneState.producerIdle(spins);
+            }
+        }
     }
 }

@@ -355,16 +355,7 @@ public class HandOffBenchmark {
 
         @Override
         protected void produce(int n) throws InterruptedException {
-            final Sinks.Many<Object> sink = this.sink;
-            for (int i = 0; i < n; i++) {
-                Sinks.EmitResult result;
-                for (int spins = 0; (result = sink.tryEmitNext(MESSAGE)) != Sinks.EmitResult.OK; ) {
-                    if (result != Sinks.EmitResult.FAIL_OVERFLOW) {
-                        throw new IllegalStateException("tryEmitNext: " + result);
-                    }
-                    spins = producerIdle(spins);
-                }
-            }
+            ComparatorThroughputBenchmark.emitAll(sink, n);
         }
 
         @Override
