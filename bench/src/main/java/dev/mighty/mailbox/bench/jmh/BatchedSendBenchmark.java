@@ -124,13 +124,11 @@ public class BatchedSendBenchmark {
 
     /** A {@link FrameMailbox}: the producer sends preallocated 32-byte frames one at a time or in runs. */
     @State(Scope.Thread)
-    public static class Frames extends OneToOneState {
+    public static class Frames extends FrameMailboxState {
         @Param
         FrameSend send;
 
-        FrameMailbox mailbox;
         final MessageFrame[] run = new MessageFrame[RUN];
-        final Sink sink = new Sink();
 
         @Override
         protected void open() {
@@ -159,30 +157,12 @@ public class BatchedSendBenchmark {
         protected int drainNow() {
             return mailbox.tryRecvFrames(sink, Integer.MAX_VALUE);
         }
-
-        @Override
-        protected void producerFailed(Throwable t) {
-            mailbox.closeExceptionally(t);
-        }
-
-        @Override
-        protected void close() {
-            mailbox.close();
-        }
     }
 
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public long frames(Frames s) throws InterruptedException {
-        s.request();
-        final FrameMailbox mailbox = s.mailbox;
-        final Sink sink = s.sink;
-        int n = 0;
-        while (n < MESSAGES) {
-            n += mailbox.recvFrames(sink, MESSAGES - n); // throws once the producer failed (closeExceptionally)
-        }
-        s.received(n);
-        return sink.frameIds;
+        return FrameMailboxState.recvFrames(s);
     }
 
     @Benchmark

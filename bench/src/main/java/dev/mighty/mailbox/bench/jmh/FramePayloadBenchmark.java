@@ -56,13 +56,11 @@ public class FramePayloadBenchmark {
     }
 
     @State(Scope.Thread)
-    public static class Frames extends OneToOneState {
+    public static class Frames extends FrameMailboxState {
         @Param
         PayloadSize payload;
 
-        FrameMailbox mailbox;
         ByteBuffer buffer;
-        final Sink sink = new Sink();
 
         @Override
         protected void open() {
@@ -85,26 +83,14 @@ public class FramePayloadBenchmark {
         protected int drainNow() {
             return mailbox.tryRecvFrames(sink, Integer.MAX_VALUE);
         }
-
-        @Override
-        protected void producerFailed(Throwable t) {
-            mailbox.closeExceptionally(t);
-        }
-
-        @Override
-        protected void close() {
-            mailbox.close();
-        }
     }
 
     @State(Scope.Thread)
-    public static class FrameObjects extends OneToOneState {
+    public static class FrameObjects extends FrameMailboxState {
         @Param
         PayloadSize payload;
 
-        FrameMailbox mailbox;
         MessageFrame frame;
-        final Sink sink = new Sink();
 
         @Override
         protected void open() {
@@ -125,30 +111,12 @@ public class FramePayloadBenchmark {
         protected int drainNow() {
             return mailbox.tryRecvMany(sink, Integer.MAX_VALUE);
         }
-
-        @Override
-        protected void producerFailed(Throwable t) {
-            mailbox.closeExceptionally(t);
-        }
-
-        @Override
-        protected void close() {
-            mailbox.close();
-        }
     }
 
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public long frames_recv_frames(Frames s) throws InterruptedException {
-        s.request();
-        final FrameMailbox mailbox = s.mailbox;
-        final Sink sink = s.sink;
-        int n = 0;
-        while (n < MESSAGES) {
-            n += mailbox.recvFrames(sink, MESSAGES - n); // throws once the producer failed (closeExceptionally)
-        }
-        s.received(n);
-        return sink.frameIds;
+        return FrameMailboxState.recvFrames(s);
     }
 
     @Benchmark
