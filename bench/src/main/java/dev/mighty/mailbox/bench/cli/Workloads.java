@@ -496,10 +496,10 @@ final class Workloads {
         return s.consumerParks() + s.producerParks();
     }
 
-    /** A row over a {@code Mailbox<Integer>}: the producer sends with {@code send()}; rows differ in how they receive. */
+    /** A row over a {@code Mailbox<Integer>}: the producer sends with {@code send()} (unless a row overrides it). */
     abstract static class MailboxRow implements Workload {
         final Mailbox<Integer> mailbox;
-        private final Integer[] payload;
+        final Integer[] payload;
 
         MailboxRow(Mailbox<Integer> mailbox, Setup s) {
             this.mailbox = mailbox;
@@ -738,15 +738,12 @@ final class Workloads {
     }
 
     /** Busy {@code trySend} / {@code tryRecvMany(check, batch)}: the raw mailbox as a bare ring is used. */
-    static final class MailboxTry implements Workload {
-        private final Mailbox<Integer> mailbox;
-        private final Integer[] payload;
+    static final class MailboxTry extends MailboxRow {
         private final int batch;
         private final ObjectCheck check = new ObjectCheck(MAILBOX_TRY);
 
         MailboxTry(Setup s) {
-            this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(MAILBOX_TRY).build();
-            this.payload = s.payload();
+            super(Mailboxes.<Integer>builder().capacity(s.capacity()).name(MAILBOX_TRY).build(), s);
             this.batch = s.batch();
         }
 
@@ -775,21 +772,6 @@ final class Workloads {
                 }
             }
             check.verify();
-        }
-
-        @Override
-        public String stats() {
-            return format(mailbox.stats());
-        }
-
-        @Override
-        public long wakeups() {
-            return parks(mailbox.stats());
-        }
-
-        @Override
-        public void close() {
-            mailbox.close();
         }
     }
 
