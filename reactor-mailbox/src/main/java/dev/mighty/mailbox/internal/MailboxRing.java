@@ -865,7 +865,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             if ((word & CLOSED) != 0) {
                 // Give the permit back, but never below zero: a caller without one (a §1.3-breaking upstream racing
                 // the close) must not make the count lie.
-                takePermit();
+                takePermits(1L);
                 wakeProducers();
                 REJECTED_CLOSED.getAndAdd(this, 1L);
                 return false;
@@ -883,7 +883,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
                 // NOTE: the slot is counted as occupied and as reserved until this decrement: only conservative.
                 // Decrement-if-positive: callers racing without permits (a §1.3-breaking upstream) must not drive
                 // the count below zero; the permit holder they robbed then finds none and gets the exception above.
-                takePermit();
+                takePermits(1L);
                 publish(index, msg);
                 return true;
             }
@@ -913,19 +913,11 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         return RunClaim.sendReservedRun(this, batch, from, n);
     }
 
-    /** Removes up to {@code n} permits (never below zero). */
+    /** Removes up to {@code n} permits, never below zero: every decrement of {@code reserved} goes through here. */
     final void takePermits(long n) {
         long r;
         while ((r = lvReserved()) > 0 && !casReserved(r, Math.max(0L, r - n))) {
             Thread.onSpinWait(); // another permit holder moved it; read again
-        }
-    }
-
-    /** Removes one permit if there is one (never below zero). */
-    private void takePermit() {
-        long r;
-        while ((r = lvReserved()) > 0 && !casReserved(r, r - 1)) {
-            Thread.onSpinWait(); // lost to another permit holder; read again
         }
     }
 
@@ -934,10 +926,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         if (n > 0) {
             // Never below zero, even for a caller that gives back more than it holds (its own accounting broken by
             // a §1.3-breaking upstream): the count must not lie, and room checks must not over-admit.
-            long r;
-            while ((r = lvReserved()) > 0 && !casReserved(r, Math.max(0L, r - n))) {
-                Thread.onSpinWait(); // another permit holder moved it; read again
-            }
+            takePermits(n);
             VarHandle.fullFence(); // our release before the waiter check (the CAS may not have run)
             wakeProducers();
         }
