@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -23,8 +24,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * ({@code MailboxRing.enterConsumer}); a second thread entering one while the mark is set gets
  * {@link IllegalStateException} ("two consumers at once") before it takes anything. The check is best effort
  * (a plain field: two consumers entering at the same instant may miss each other), so the test gives the
- * misuse a slow batch and a bounded time to be caught. Single {@code tryRecv}/{@code recv} calls are not
- * checked (that would cost a write per message); see {@code docs/reliability.md}.
+ * misuse an overlap it cannot miss: the first consumer holds its batch open until the second is caught. Single
+ * {@code tryRecv}/{@code recv} calls are not checked (that would cost a write per message); see
+ * {@code docs/reliability.md}.
  */
 class TwoConsumersMisuseTest {
     private static final Duration TIMEOUT = Hang.TIMEOUT;
@@ -51,15 +53,31 @@ class TwoConsumersMisuseTest {
                     }
                 }
             }, "producer"));
+            // The first consumer holds its batch open (its sink waits) until the second has been caught; the second
+            // starts only once the first is inside that batch. So the two always overlap, whatever the scheduler
+            // does: the consumer mark is a plain field, and the latch orders its write before the second's read.
+            final CountDownLatch insideBatch = new CountDownLatch(1);
+            final Runnable holdBatch = () -> {
+                insideBatch.countDown();
+                final long deadline = System.nanoTime() + TIMEOUT.toNanos();
+                while (caught.get() == null && !stop.get() && System.nanoTime() - deadline < 0) {
+                    slow();
+                }
+            };
             for (int c = 0; c < 2; c++) {
+                final boolean first = c == 0;
+                final Runnable inBatch = first ? holdBatch : TwoConsumersMisuseTest::slow;
                 threads.add(new Thread(() -> {
                     try {
+                        if (!first) {
+                            Hang.await(insideBatch, "the first consumer inside a batch");
+                        }
                         while (!stop.get()) {
                             switch (receive) {
-                                case TRY_RECV_MANY -> refs.tryRecvMany(m -> slow(), 16);
-                                case RECV_MANY -> refs.recvMany(m -> slow(), 16);
-                                case TRY_RECV_FRAMES -> frameMailbox.tryRecvFrames(v -> slow(), 16);
-                                case RECV_FRAMES -> frameMailbox.recvFrames(v -> slow(), 16);
+                                case TRY_RECV_MANY -> refs.tryRecvMany(m -> inBatch.run(), 16);
+                                case RECV_MANY -> refs.recvMany(m -> inBatch.run(), 16);
+                                case TRY_RECV_FRAMES -> frameMailbox.tryRecvFrames(v -> inBatch.run(), 16);
+                                case RECV_FRAMES -> frameMailbox.recvFrames(v -> inBatch.run(), 16);
                             }
                         }
                     } catch (Throwable t) {
