@@ -131,6 +131,24 @@ public final class WaitPolicy {
         return false;
     }
 
+    /** Spin-waits of {@link #idleAlways(int)} before it yields. */
+    private static final int ALWAYS_SPINS = 64;
+
+    /**
+     * One step of a wait that needs no wake-up because it ends by itself soon: a producer between its claim and its
+     * publish, which publishes without waiting for anyone. Spin-waits for the first 64 steps, then yields; never
+     * parks. Not for waits that may last (use a policy and a park for those).
+     *
+     * @param step how many steps this wait has taken so far
+     */
+    public static void idleAlways(int step) {
+        if (step < ALWAYS_SPINS) {
+            Thread.onSpinWait();
+        } else {
+            Thread.yield();
+        }
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof WaitPolicy other && other.spins == spins && other.yields == yields;

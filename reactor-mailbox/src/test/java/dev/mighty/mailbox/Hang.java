@@ -3,6 +3,8 @@ package dev.mighty.mailbox;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import reactor.core.scheduler.Schedulers;
 import reactor.test.util.RaceTestUtils;
@@ -35,6 +37,43 @@ public final class Hang {
             throw new AssertionError("hang: " + what + " did not happen within " + TIMEOUT
                     + " (count " + latch.getCount() + ")");
         }
+    }
+
+    /**
+     * Waits until {@code progress} reaches {@code target}, failing only when it stops moving: no change for
+     * {@link #TIMEOUT} is a stall (a lost wake-up, a deadlock), however long the whole run takes on a loaded machine.
+     *
+     * @param what names the wait in the failure
+     * @param diagnostics what to print on a stall (the mailbox's stats, its close cause, the waiters, ...)
+     * @throws AssertionError on a stall, with {@code diagnostics} and every thread's stack
+     */
+    public static void awaitProgress(LongSupplier progress, long target, String what, Supplier<String> diagnostics)
+            throws InterruptedException {
+        long last = progress.getAsLong();
+        long lastChange = System.nanoTime();
+        while (last < target) {
+            Thread.sleep(50);
+            final long now = progress.getAsLong();
+            if (now != last) {
+                last = now;
+                lastChange = System.nanoTime();
+            } else if (System.nanoTime() - lastChange > TIMEOUT.toNanos()) {
+                throw new AssertionError("stall: " + what + " made no progress for " + TIMEOUT + " at " + now + " of "
+                        + target + "\n" + diagnostics.get() + "\n" + threadDump());
+            }
+        }
+    }
+
+    /** @return every live thread's name, state and top frames */
+    public static String threadDump() {
+        final StringBuilder out = new StringBuilder("threads:\n");
+        Thread.getAllStackTraces().forEach((thread, stack) -> {
+            out.append("  ").append(thread.getName()).append(' ').append(thread.getState()).append('\n');
+            for (int i = 0; i < Math.min(stack.length, 8); i++) {
+                out.append("      at ").append(stack[i]).append('\n');
+            }
+        });
+        return out.toString();
     }
 
     /**

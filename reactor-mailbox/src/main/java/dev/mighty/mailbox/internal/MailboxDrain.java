@@ -334,16 +334,9 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
 
     // ------------------------------------------------------------------ helpers for drain()
 
-    /** A drain that finds a slot claimed but unpublished spins this many times before it yields. */
-    protected static final int IN_FLIGHT_SPINS = 64;
-
-    /** One bounded step of waiting for a producer that is between its claim and its publish. */
+    /** One step of waiting for a producer that is between its claim and its publish (see WaitPolicy.idleAlways). */
     protected static void backOff(int spins) {
-        if (spins < IN_FLIGHT_SPINS) {
-            Thread.onSpinWait();
-        } else {
-            Thread.yield();
-        }
+        WaitPolicy.idleAlways(spins);
     }
 
     /**

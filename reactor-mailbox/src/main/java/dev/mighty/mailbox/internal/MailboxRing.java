@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 import dev.mighty.mailbox.Mailbox;
@@ -54,6 +53,8 @@ abstract class RingColdFields extends RingL0Pad {
     protected final int capacity;
     protected final boolean singleProducer;
     protected final String name;
+    /** Who waits for what on this ring, and who wakes whom: the waiting protocol, on lines of its own. */
+    protected final RingWaiters waiters = new RingWaiters();
 
     RingColdFields(int capacity, boolean singleProducer, String name) {
         this.capacity = capacity;
@@ -160,15 +161,6 @@ abstract class RingSignalFields extends RingL2Pad {
     /** Slots reserved and not yet used. Read by every send; written by reserve/release and reserved sends. */
     protected volatile long reserved;
     static final VarHandle RESERVED;
-    /** The parked consumer: a {@link Thread} or a {@link Wakeable}; null when nobody waits for data. */
-    protected volatile Object consumerWaiter;
-    static final VarHandle CONSUMER_WAITER;
-    /** Stack of producers waiting for room (threads or wakeables); drained whole by each wake-up. */
-    protected volatile WaiterNode producerWaiters;
-    static final VarHandle PRODUCER_WAITERS;
-    /** Stack of wakeables to call once, on close. */
-    protected volatile WaiterNode closeListeners;
-    static final VarHandle CLOSE_LISTENERS;
     /** The subscription that holds the consumer role, or null (see attachConsumer). */
     protected volatile ConsumerRole consumerRole;
     static final VarHandle CONSUMER_ROLE;
@@ -183,9 +175,6 @@ abstract class RingSignalFields extends RingL2Pad {
         try {
             final MethodHandles.Lookup lookup = MethodHandles.lookup();
             RESERVED = lookup.findVarHandle(RingSignalFields.class, "reserved", long.class);
-            CONSUMER_WAITER = lookup.findVarHandle(RingSignalFields.class, "consumerWaiter", Object.class);
-            PRODUCER_WAITERS = lookup.findVarHandle(RingSignalFields.class, "producerWaiters", WaiterNode.class);
-            CLOSE_LISTENERS = lookup.findVarHandle(RingSignalFields.class, "closeListeners", WaiterNode.class);
             CLOSE_STATE = lookup.findVarHandle(RingSignalFields.class, "closeState", Object.class);
             CONSUMER_ROLE = lookup.findVarHandle(RingSignalFields.class, "consumerRole", ConsumerRole.class);
             NEXT_CONSUMER_ROLE = lookup.findVarHandle(RingSignalFields.class, "nextConsumerRole", ConsumerRole.class);
@@ -206,21 +195,6 @@ abstract class RingSignalFields extends RingL2Pad {
         return RESERVED.compareAndSet(this, expect, update);
     }
 
-    protected final Object lvConsumerWaiter() {
-        return CONSUMER_WAITER.getVolatile(this);
-    }
-
-    protected final void svConsumerWaiter(Object waiter) {
-        CONSUMER_WAITER.setVolatile(this, waiter);
-    }
-
-    protected final boolean casConsumerWaiter(Object expect, Object update) {
-        return CONSUMER_WAITER.compareAndSet(this, expect, update);
-    }
-
-    protected final WaiterNode lvProducerWaiters() {
-        return (WaiterNode) PRODUCER_WAITERS.getVolatile(this);
-    }
 }
 
 @SuppressWarnings("unused")
@@ -257,12 +231,6 @@ abstract class RingConsumerFields extends RingL3Pad {
      * a thread always sees its own writes, so the self-check is exact.
      */
     protected Thread consumerThread;
-    /**
-     * How {@code recv}/{@code recvMany} wait on an empty mailbox before they park. Set once by the builder before
-     * the mailbox is shared (volatile, so an unsafe publication still shows it); read by the consumer only on
-     * its way to a park, never per message.
-     */
-    protected volatile WaitPolicy waitPolicy = WaitPolicy.defaults();
 
     static {
         try {
@@ -319,8 +287,6 @@ abstract class RingCounterFields extends RingL4Pad {
     static final VarHandle REFUSED;
     protected volatile long rejectedClosed;
     static final VarHandle REJECTED_CLOSED;
-    protected volatile int parkedProducers;
-    static final VarHandle PARKED_PRODUCERS;
     /** Times a producer parked on a full mailbox, or a subscriber side registered to wait for room. Cumulative. */
     protected volatile long producerParks;
     static final VarHandle PRODUCER_PARKS;
@@ -345,7 +311,6 @@ abstract class RingCounterFields extends RingL4Pad {
             final MethodHandles.Lookup lookup = MethodHandles.lookup();
             REFUSED = lookup.findVarHandle(RingCounterFields.class, "refused", long.class);
             REJECTED_CLOSED = lookup.findVarHandle(RingCounterFields.class, "rejectedClosed", long.class);
-            PARKED_PRODUCERS = lookup.findVarHandle(RingCounterFields.class, "parkedProducers", int.class);
             PRODUCER_PARKS = lookup.findVarHandle(RingCounterFields.class, "producerParks", long.class);
             CONSUMER_PARKS = lookup.findVarHandle(RingCounterFields.class, "consumerParks", long.class);
             HIGH_WATER_MARK = lookup.findVarHandle(RingCounterFields.class, "highWaterMark", int.class);
@@ -356,6 +321,11 @@ abstract class RingCounterFields extends RingL4Pad {
 
     RingCounterFields(int capacity, boolean singleProducer, String name) {
         super(capacity, singleProducer, name);
+    }
+
+    /** Counts a producer park or a subscriber-side room registration. Any thread. */
+    final void countProducerPark() {
+        PRODUCER_PARKS.getAndAdd(this, 1L);
     }
 
     /** Counts a consumer park or wake-up registration. Consumer only. */
@@ -464,13 +434,15 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     /** A deadline meaning "no deadline". */
     protected static final long NO_DEADLINE = Long.MIN_VALUE;
 
-    /**
-     * Send on a full mailbox: spins, then yields, before parking. The yields matter for a consumer that receives
-     * one message at a time: each receive frees one slot, and a producer that parked at once would pay a
-     * park/unpark round trip per message.
-     */
-    static final int SEND_SPINS = 64;
-    static final int SEND_YIELDS = 64;
+    /** @return the slot index held in a producer word */
+    static long indexOf(long word) {
+        return word >>> INDEX_SHIFT;
+    }
+
+    /** @return whether a producer word has the closed bit */
+    static boolean isClosed(long word) {
+        return (word & CLOSED) != 0;
+    }
 
     private static volatile RingAccess access;
 
@@ -606,6 +578,29 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         return true;
     }
 
+    /**
+     * As {@link #trySend}, for an adapter that keeps a refused message and retries: counts nothing and throws nothing
+     * for a full or closed mailbox. Any thread.
+     *
+     * @return the slot index the message was published at (&ge; 0), {@link #CLAIM_FULL} or {@link #CLAIM_CLOSED}
+     * @throws NullPointerException if {@code msg} is null
+     * @throws IllegalArgumentException if the mailbox rejects {@code msg} (nothing is claimed)
+     */
+    public final long trySendQuiet(E msg) {
+        Objects.requireNonNull(msg, "msg");
+        validate(msg);
+        final long index = claim();
+        if (index >= 0L) {
+            publish(index, msg);
+        }
+        return index;
+    }
+
+    /** Counts {@code n} messages an adapter held and could not admit because the mailbox closed. Any thread. */
+    public final void countRejectedClosed(long n) {
+        REJECTED_CLOSED.getAndAdd(this, n);
+    }
+
     /** Sends, parking while full. */
     public final void send(E msg) throws InterruptedException {
         Objects.requireNonNull(msg, "msg");
@@ -708,76 +703,57 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         if (Thread.interrupted()) {
             throw new InterruptedException();
         }
-        for (int spins = 0; ; spins++) {
+        boolean woken = false;
+        for (int step = 0; ; step++) {
             final long index = claim();
             if (index >= 0) {
+                if (woken) {
+                    waiters.propagate(this);
+                }
                 return index;
             }
             if (index == CLAIM_CLOSED) {
                 throw rejectClosed(op);
             }
-            final Thread self = Thread.currentThread();
-            // NOTE: only an untimed send would wait forever here. A timed one waits out its timeout and returns
-            // false, as anywhere else (room may still come from reservations a subscriber releases).
-            if (deadline == NO_DEADLINE && consumerThread == self) {
-                throw new IllegalStateException(op + " would wait forever: the mailbox is full and the caller is its "
-                        + "consumer, the only thread that can make room: name=" + name + ", capacity=" + capacity);
-            }
-            long remaining = 0L;
-            if (deadline != NO_DEADLINE && (remaining = deadline - System.nanoTime()) <= 0L) {
+            checkNotSelfBlocking(deadline, op, -1, 1);
+            final int waited = waiters.parkForRoom(this, step, woken, deadline);
+            if (waited == RingWaiters.TIMED_OUT) {
                 REFUSED.getAndAdd(this, 1L);
                 return CLAIM_FULL;
             }
-            if (spins < SEND_SPINS + SEND_YIELDS) {
-                if (spins < SEND_SPINS) {
-                    Thread.onSpinWait();
-                } else {
-                    Thread.yield();
-                }
-                continue;
-            }
-            // The CAS in pushWaiter is a full fence: the claim() below reads consumerIndex after our node is
-            // visible. Pairs with the fullFence in afterReceive(), which stores consumerIndex before it looks
-            // for waiters. One of the two sides sees the other: no lost wake-up.
-            pushWaiter(PRODUCER_WAITERS, self);
-            final long retry = claim();
-            if (retry >= 0) {
-                return retry;
-            }
-            if (retry == CLAIM_CLOSED) {
-                throw rejectClosed(op);
-            }
-            parkProducer(deadline, remaining);
-            if (Thread.interrupted()) {
-                throw new InterruptedException();
-            }
+            woken |= waited == RingWaiters.RETRY_WOKEN;
         }
     }
 
-    /** Parks a producer that has pushed itself on {@code producerWaiters} and found no room again; counts it. */
-    final void parkProducer(long deadline, long remaining) {
-        PARKED_PRODUCERS.getAndAdd(this, 1);
-        PRODUCER_PARKS.getAndAdd(this, 1L);
-        final Object parkEvent = MailboxEvents.producerParking(); // JFR ProducerParked; null unless recorded
-        try {
-            if (deadline == NO_DEADLINE) {
-                LockSupport.park(this);
-            } else {
-                LockSupport.parkNanos(this, remaining);
-            }
-        } finally {
-            PARKED_PRODUCERS.getAndAdd(this, -1);
-            MailboxEvents.producerParked(parkEvent, this);
+    /**
+     * Fails an untimed blocking send made by the consumer's own thread inside a receive: it would wait forever. A
+     * timed one waits out its timeout and returns false, as anywhere else (room may still come from reservations a
+     * subscriber releases).
+     *
+     * @param admitted how much of a run is in already, or -1 for a single send
+     * @param of the run's length
+     */
+    final void checkNotSelfBlocking(long deadline, String op, int admitted, int of) {
+        if (deadline == NO_DEADLINE && consumerThread == Thread.currentThread()) {
+            throw new IllegalStateException(op + " would wait forever: the mailbox is full and the caller is its "
+                    + "consumer, the only thread that can make room: name=" + name + ", capacity=" + capacity
+                    + (admitted >= 0 ? ", admitted=" + admitted + " of " + of : ""));
         }
+    }
+
+    /**
+     * @return whether a plain send would find no room now: occupied + reserved &ge; capacity, and not closed (a
+     *         closed mailbox answers false: the caller's retry sees the close). For waiters' re-checks.
+     */
+    final boolean isFullForSend() {
+        final long word = lvProducerIndex();
+        return (word & CLOSED) == 0
+                && (word >>> INDEX_SHIFT) + Math.max(0L, lvReserved()) >= lvConsumerIndex() + capacity;
     }
 
     /** Wakes the consumer if it waits for data; called by producers after each publish. */
     protected final void signalConsumer() {
-        // NOTE: a read of a line that changes only when the consumer parks: cheap while it is busy.
-        final Object waiter = lvConsumerWaiter();
-        if (waiter != null && casConsumerWaiter(waiter, null)) {
-            WaiterNode.wake(waiter);
-        }
+        waiters.signalConsumer();
     }
 
     // ------------------------------------------------------------------ reservations (the subscriber side)
@@ -832,8 +808,18 @@ public abstract class MailboxRing<E> extends RingL5Pad {
                 publishSkip(index);
                 continue;
             }
-            // Claims up to index(w) may have been checked without our grant: give back any excess.
-            final long excess = ((w >>> INDEX_SHIFT) - lvConsumerIndex()) + lvReserved() - capacity;
+            // Claims up to index(w) may have been checked without our grant: give back any excess. The order of the
+            // three reads is the argument (a reserved send claims first, then returns its permit):
+            //   1. 'reserved' first, 2. a fresh producer index, 3. the consumer index.
+            // A reserved send that returned its permit before (1) claimed before (2): counted once, in the index. One
+            // that claimed before (2) and returns its permit after (1): counted twice (conservative). One that claims
+            // after (2) holds its permit at (1): counted once, in 'reserved'. None is counted zero times. A plain claim
+            // after the epoch bump read 'reserved' after our grant and checked it. The consumer index only grows,
+            // and what it frees is free. Reading the index before 'reserved' (as this re-check once did) missed a
+            // reserved send falling between the two reads, which hid the over-grant of the first estimate.
+            final long r2 = Math.max(0L, lvReserved());
+            final long index2 = lvProducerIndex() >>> INDEX_SHIFT;
+            final long excess = (index2 - lvConsumerIndex()) + r2 - capacity;
             if (excess > 0) {
                 final long undo = Math.min(excess, grant);
                 releaseReserved(undo);
@@ -848,7 +834,8 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * Sends using one reserved slot. Any thread holding a permit from {@link #reserve}.
      *
      * @return false if the mailbox is closed (the permit is returned)
-     * @throws IllegalStateException if nothing is reserved, or no slot is free: either way the caller held no permit
+     * @throws IllegalStateException if nothing is reserved (the caller held no permit)
+     * @throws ReservationInvariantException if permits are outstanding but no slot is free: nothing is claimed
      */
     public final boolean sendReserved(E msg) {
         Objects.requireNonNull(msg, "msg");
@@ -866,16 +853,16 @@ public abstract class MailboxRing<E> extends RingL5Pad {
                 // Give the permit back, but never below zero: a caller without one (a §1.3-breaking upstream racing
                 // the close) must not make the count lie.
                 takePermits(1L);
-                wakeProducers();
                 REJECTED_CLOSED.getAndAdd(this, 1L);
-                return false;
+                return false; // closed: room waiters were all woken by the close
             }
             final long index = word >>> INDEX_SHIFT;
             if (index >= limit) {
                 limit = lvConsumerIndex() + capacity; // pairs with soConsumerIndex in poll()
                 if (index >= limit) {
-                    throw new IllegalStateException("sendReserved without a reserved slot: name=" + name
-                            + ", capacity=" + capacity + ", reserved=" + lvReserved());
+                    throw new ReservationInvariantException("sendReserved found the mailbox full with permits "
+                            + "outstanding (an over-grant, or a caller spending permits it does not hold): name=" + name
+                            + ", capacity=" + capacity + ", reserved=" + lvReserved() + ", size=" + size());
                 }
                 soProducerLimit(limit);
             }
@@ -917,7 +904,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     final void takePermits(long n) {
         long r;
         while ((r = lvReserved()) > 0 && !casReserved(r, Math.max(0L, r - n))) {
-            Thread.onSpinWait(); // another permit holder moved it; read again
+            // another permit holder moved it; read again (lock-free: each failure is someone else's success)
         }
     }
 
@@ -927,8 +914,11 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             // Never below zero, even for a caller that gives back more than it holds (its own accounting broken by
             // a §1.3-breaking upstream): the count must not lie, and room checks must not over-admit.
             takePermits(n);
-            VarHandle.fullFence(); // our release before the waiter check (the CAS may not have run)
-            wakeProducers();
+            // StoreLoad: our release before the waiter check (the CAS may not have run); see RingWaiters
+            VarHandle.fullFence();
+            if (waiters.mayHaveRoomWaiters()) {
+                waiters.wakeRoom((int) Math.min(n, Integer.MAX_VALUE));
+            }
         }
     }
 
@@ -939,43 +929,19 @@ public abstract class MailboxRing<E> extends RingL5Pad {
 
     /**
      * Registers {@code w} to be woken (once) when the consumer frees room, permits are released, or the
-     * mailbox closes. Any thread.
+     * mailbox closes. Room waiters are woken in arrival order, about one per freed slot (see {@link RingWaiters}).
+     * Any thread.
      *
      * @return false if there is room (or the mailbox is closed) already: the caller should retry now; the
-     *         registration may still fire later, so {@code w} must tolerate a spurious wake
+     *         registration may still fire once, so {@code w} must tolerate a spurious wake
      */
     public final boolean awaitRoom(Wakeable w) {
-        pushWaiter(PRODUCER_WAITERS, Objects.requireNonNull(w, "w"));
-        final long word = lvProducerIndex();
-        final boolean waiting = (word & CLOSED) == 0
-                && (word >>> INDEX_SHIFT) + Math.max(0L, lvReserved()) >= lvConsumerIndex() + capacity;
-        if (waiting) {
-            PRODUCER_PARKS.getAndAdd(this, 1L);
-        }
-        return waiting;
+        return waiters.awaitRoom(this, w);
     }
 
     /** Registers {@code w} to be woken once when the mailbox closes (at once if it is closed). Any thread. */
     public final void onClose(Wakeable w) {
-        pushWaiter(CLOSE_LISTENERS, Objects.requireNonNull(w, "w"));
-        if (isClosed()) {
-            WaiterNode.wakeAll((WaiterNode) CLOSE_LISTENERS.getAndSet(this, null));
-        }
-    }
-
-    final void pushWaiter(VarHandle stack, Object waiter) {
-        for (;;) {
-            final WaiterNode head = (WaiterNode) stack.getVolatile(this);
-            if (stack.compareAndSet(this, head, new WaiterNode(waiter, head))) {
-                return;
-            }
-        }
-    }
-
-    final void wakeProducers() {
-        if (lvProducerWaiters() != null) {
-            WaiterNode.wakeAll((WaiterNode) PRODUCER_WAITERS.getAndSet(this, null));
-        }
+        waiters.onClose(this, w);
     }
 
     // ------------------------------------------------------------------ consumer side
@@ -989,9 +955,11 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             sampleOccupancy(n);
         }
         // StoreLoad: the consumerIndex store in poll() must be visible before we look for waiters; pairs with the
-        // CAS that pushes a waiter in claimBlocking()/awaitRoom(), each followed by a fresh read of consumerIndex.
+        // waiter's count increment followed by its re-check of the room (RingWaiters). One wake per freed slot.
         VarHandle.fullFence();
-        wakeProducers();
+        if (waiters.mayHaveRoomWaiters()) {
+            waiters.wakeRoom(n);
+        }
     }
 
     /**
@@ -1000,7 +968,9 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      */
     protected final void afterSkip() {
         VarHandle.fullFence(); // as in afterReceive: our consumerIndex store before the waiter check
-        wakeProducers();
+        if (waiters.mayHaveRoomWaiters()) {
+            waiters.wakeRoom(1);
+        }
     }
 
     /** Receives without waiting; null if nothing is published now. Consumer only. */
@@ -1116,7 +1086,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     }
 
     /** @return whether the mailbox is closed with nothing admitted past {@code cIndex}. Consumer only. */
-    private boolean endOfStreamAt(long cIndex) {
+    final boolean endOfStreamAt(long cIndex) {
         final long word = lvProducerIndex();
         return (word >>> INDEX_SHIFT) == cIndex && (word & CLOSED) != 0;
     }
@@ -1145,104 +1115,47 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     }
 
     /**
-     * Parks the consumer until the slot at the consumer index is published, the mailbox is closed and drained,
-     * or the deadline passes.
+     * Parks the consumer until the slot at the consumer index is published, the mailbox is closed and drained, or
+     * the deadline passes (see {@link RingWaiters}). Consumer only.
      *
      * @return false only if the deadline passed
      */
     protected final boolean awaitData(long deadline) throws InterruptedException {
-        final long cIndex = lpConsumerIndex();
-        final WaitPolicy policy = waitPolicy;
-        for (int step = 0; ; ) {
-            if (isPublished(cIndex)) {
-                return true;
-            }
-            // NOTE: while backing off we read the slot we wait for, and the close state only every CLOSE_CHECK_STEPS
-            // steps; never the producer word. Every read of a line a producer writes makes its next write fetch the
-            // line back: a cross-core round trip per message when the two threads run in step. (The close state
-            // shares its line with 'reserved', which a MailboxSubscriber's sends write once per message.)
-            if ((step & (CLOSE_CHECK_STEPS - 1)) == 0 && closeState != null && endOfStreamAt(cIndex)) {
-                return true;
-            }
-            if (step >= 0 && policy.idle(step)) {
-                step++;
-                continue;
-            }
-            step = -1; // the back-off is spent: from now on, yield while a send is in flight, else park
-            final long word = lvProducerIndex();
-            final long index = word >>> INDEX_SHIFT;
-            if (index == cIndex && (word & CLOSED) != 0) {
-                return true;
-            }
-            if (index != cIndex) {
-                // NOTE: a producer is between its claim and its publish. It publishes without waiting for anyone,
-                // so we yield instead of parking.
-                Thread.yield();
-                continue;
-            }
-            long remaining = 0L;
-            if (deadline != NO_DEADLINE && (remaining = deadline - System.nanoTime()) <= 0L) {
-                return false;
-            }
-            final Thread self = Thread.currentThread();
-            // Volatile store, then a fresh read of the producer word: pairs with the claim CAS followed by
-            // lvConsumerWaiter() in signalConsumer(). Either the producer sees us or we see its claim.
-            svConsumerWaiter(self);
-            final long again = lvProducerIndex();
-            if ((again >>> INDEX_SHIFT) == cIndex && (again & CLOSED) == 0) {
-                countConsumerPark();
-                if (deadline == NO_DEADLINE) {
-                    LockSupport.park(this);
-                } else {
-                    LockSupport.parkNanos(this, remaining);
-                }
-            }
-            casConsumerWaiter(self, null);
-            if (Thread.interrupted()) {
-                throw new InterruptedException();
-            }
-        }
+        return waiters.awaitData(this, deadline);
+    }
+
+    /** @return whether a close has been decided: the read-mostly close state, not the producer word */
+    final boolean closing() {
+        return closeState != null;
     }
 
     /**
      * Backs off on the consumer's own thread, as {@code policy} says, until the slot at the consumer index is
-     * published, the mailbox is closing, {@code role} is cancelled, or the back-off is spent. Reads only the
-     * slot and the read-mostly close state while it waits (see {@link #awaitData(long)}). For a drain running on
-     * a thread the user dedicated to consuming (a publisher's executor), before it registers with
-     * {@link #awaitData(Wakeable)}. Consumer only.
+     * published, the mailbox is closing, {@code role} is cancelled, or the back-off is spent (see
+     * {@link RingWaiters}). For a drain running on a thread the user dedicated to consuming, before it registers
+     * with {@link #awaitData(Wakeable)}. Consumer only.
      *
      * @param role the subscription waiting, or null; its cancel ends the wait early
      * @return true if a message (or the close) arrived: poll again; false if the back-off was spent or the
      *         role cancelled
      */
     public final boolean idleUntilData(WaitPolicy policy, ConsumerRole role) {
-        final long cIndex = lpConsumerIndex();
-        for (int step = 0; ; step++) {
-            if (isPublished(cIndex)) {
-                return true;
-            }
-            if ((step & (CLOSE_CHECK_STEPS - 1)) == 0 && closeState != null) {
-                return true; // see awaitData(long): the close state is looked at only every few steps
-            }
-            if ((role != null && role.isCancelled()) || !policy.idle(step)) {
-                return false;
-            }
-        }
+        return waiters.idleUntilData(this, policy, role);
     }
 
     /** Sets how {@code recv}/{@code recvMany} wait before parking; call before the mailbox is shared. */
     public final void waitPolicy(WaitPolicy policy) {
-        this.waitPolicy = Objects.requireNonNull(policy, "policy");
+        waiters.consumerPolicy(policy);
     }
 
     /** @return how {@code recv}/{@code recvMany} wait before parking */
     public final WaitPolicy waitPolicy() {
-        return waitPolicy;
+        return waiters.consumerPolicy();
     }
 
     /**
      * Registers {@code w} to be woken once when a message may be present or the mailbox closes: the
-     * non-blocking counterpart of {@link #awaitData(long)}, for a drain loop that must not park. Consumer only.
+     * non-blocking counterpart of a parking receive, for a drain loop that must not park. Consumer only.
      *
      * @return false if a message is present (or in flight) or the mailbox is closed already: drain again now.
      *         <b>Note:</b> {@code w} may still be woken once after a false return (a producer took the
@@ -1251,22 +1164,12 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      *         producer may have looked for a waiter before our registration was visible.
      */
     public final boolean awaitData(Wakeable w) {
-        final boolean renewal = lvConsumerWaiter() == Objects.requireNonNull(w, "w"); // the same wait, asked again
-        svConsumerWaiter(w); // pairs with signalConsumer(), as in awaitData(long)
-        final long word = lvProducerIndex();
-        if ((word >>> INDEX_SHIFT) != lvConsumerIndex() || (word & CLOSED) != 0) {
-            casConsumerWaiter(w, null);
-            return false;
-        }
-        if (!renewal) {
-            countConsumerPark();
-        }
-        return true;
+        return waiters.awaitData(this, w);
     }
 
     /** Withdraws a registration made by {@link #awaitData(Wakeable)}, if it has not fired. */
     public final void cancelAwaitData(Wakeable w) {
-        casConsumerWaiter(w, null);
+        waiters.cancelAwaitData(w);
     }
 
     // ------------------------------------------------------------------ consumer role (adapters)
@@ -1374,12 +1277,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         }
         // The CAS above is a full fence: a waiter that registered before it is woken here; one that registers
         // after it re-reads the word and sees CLOSED.
-        final Object consumer = CONSUMER_WAITER.getAndSet(this, null);
-        if (consumer != null) {
-            WaiterNode.wake(consumer);
-        }
-        WaiterNode.wakeAll((WaiterNode) PRODUCER_WAITERS.getAndSet(this, null));
-        WaiterNode.wakeAll((WaiterNode) CLOSE_LISTENERS.getAndSet(this, null));
+        waiters.wakeAllOnClose();
     }
 
     /** @return whether closed */
@@ -1439,7 +1337,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         final long admitted = admitted();
         return new MailboxStats(name, capacity, (int) Math.max(0L, Math.min(capacity, admitted - received)),
                 admitted, received, (long) REFUSED.getVolatile(this), (long) REJECTED_CLOSED.getVolatile(this),
-                highWaterMark, lvReserved(), (int) PARKED_PRODUCERS.getVolatile(this), lvConsumerWaiter() != null,
+                highWaterMark, lvReserved(), waiters.parkedProducers(), waiters.consumerWaiting(),
                 (long) PRODUCER_PARKS.getVolatile(this), (long) CONSUMER_PARKS.getOpaque(this));
     }
 

@@ -15,8 +15,8 @@ import java.util.Objects;
  *
  * <h2>Progress</h2>
  * {@link #trySendRun} is lock-free, as a single claim: its CAS fails only because another producer claimed, a
- * reservation was granted or the mailbox closed. {@link #sendRunBlocking} spins, yields, then parks while full,
- * as {@code send} does.
+ * reservation was granted or the mailbox closed. {@link #sendRunBlocking} waits for room as {@code send} does
+ * ({@link RingWaiters#parkForRoom}).
  *
  * <h2>Visibility</h2>
  * As for a single send: the claim CAS, then one release store per slot in index order, then one read of
@@ -128,7 +128,6 @@ final class RunClaim {
             final long word = ring.lvProducerIndex();
             if ((word & MailboxRing.CLOSED) != 0) {
                 ring.takePermits(n); // give the run's permits back, as sendReserved gives back its one
-                ring.wakeProducers();
                 MailboxRing.REJECTED_CLOSED.getAndAdd(ring, 1L);
                 return 0;
             }
@@ -136,8 +135,9 @@ final class RunClaim {
             if (index + n > limit) {
                 limit = ring.lvConsumerIndex() + capacity; // pairs with soConsumerIndex in poll()
                 if (index + n > limit) {
-                    throw new IllegalStateException("sendReservedMany without " + n + " reserved slots: name="
-                            + ring.name + ", capacity=" + capacity + ", reserved=" + ring.lvReserved());
+                    throw new ReservationInvariantException("sendReservedMany found no room for " + n
+                            + " reserved slots with permits outstanding: name=" + ring.name + ", capacity=" + capacity
+                            + ", reserved=" + ring.lvReserved());
                 }
                 ring.soProducerLimit(limit);
             }
@@ -191,54 +191,37 @@ final class RunClaim {
             throw new InterruptedException();
         }
         int sent = 0;
-        for (int spins = 0; sent < n; spins++) {
-            int k = claimRun(ring, list, array, from + sent, n - sent);
+        boolean woken = false;
+        for (int step = 0; sent < n; step++) {
+            final int k = claimRun(ring, list, array, from + sent, n - sent);
             if (k > 0) {
                 sent += k;
-                spins = -1; // progress: a fresh spin budget for the rest of the run, as a new send would have
-                continue;
-            }
-            if (k == RUN_CLOSED) {
-                return closedDuringRun(ring, sent);
-            }
-            final Thread self = Thread.currentThread();
-            if (deadline == MailboxRing.NO_DEADLINE && ring.consumerThread == self) {
-                throw new IllegalStateException("sendMany would wait forever: the mailbox is full and the caller is "
-                        + "its consumer, the only thread that can make room: name=" + ring.name + ", capacity="
-                        + ring.capacity + ", admitted=" + sent + " of " + n);
-            }
-            long remaining = 0L;
-            if (deadline != MailboxRing.NO_DEADLINE && (remaining = deadline - System.nanoTime()) <= 0L) {
-                MailboxRing.REFUSED.getAndAdd(ring, 1L);
-                return sent;
-            }
-            if (spins < MailboxRing.SEND_SPINS + MailboxRing.SEND_YIELDS) {
-                if (spins < MailboxRing.SEND_SPINS) {
-                    Thread.onSpinWait();
-                } else {
-                    Thread.yield();
+                step = -1; // progress: a fresh back-off for the rest of the run, as a new send would have
+                if (woken) {
+                    ring.waiters.propagate(ring);
+                    woken = false;
                 }
                 continue;
             }
-            // As in claimBlocking: the push is a full fence before the retry's read of consumerIndex.
-            ring.pushWaiter(MailboxRing.PRODUCER_WAITERS, self);
-            k = claimRun(ring, list, array, from + sent, n - sent);
-            if (k > 0) {
-                sent += k;
-                spins = -1;
-                continue;
-            }
             if (k == RUN_CLOSED) {
                 return closedDuringRun(ring, sent);
             }
-            ring.parkProducer(deadline, remaining);
-            if (Thread.interrupted()) {
+            ring.checkNotSelfBlocking(deadline, "sendMany", sent, n);
+            final int waited;
+            try {
+                waited = ring.waiters.parkForRoom(ring, step, woken, deadline);
+            } catch (InterruptedException e) {
                 if (sent == 0) {
-                    throw new InterruptedException();
+                    throw e;
                 }
                 Thread.currentThread().interrupt(); // part of the run is in: report it, and keep the interrupt
                 return sent;
             }
+            if (waited == RingWaiters.TIMED_OUT) {
+                MailboxRing.REFUSED.getAndAdd(ring, 1L);
+                return sent;
+            }
+            woken |= waited == RingWaiters.RETRY_WOKEN;
         }
         return sent;
     }

@@ -14,9 +14,11 @@ import org.openjdk.jol.info.FieldLayout;
 /**
  * Proves the padding of the ring's field chain with JOL, on the concrete classes the JVM actually lays out:
  * the producer group ({@code producerIndex}, {@code producerLimit}), the signal group ({@code reserved},
- * {@code consumerWaiter}) and the consumer group ({@code consumerIndex}) are at least 128 bytes apart (two
+ * {@code closeState}) and the consumer group ({@code consumerIndex}) are at least 128 bytes apart (two
  * cache lines, against the adjacent-line prefetcher), and the hot groups are 128 bytes from either end of the
- * object, away from whatever the heap puts next to it.
+ * object, away from whatever the heap puts next to it; the waiting protocol's fields ({@link RingWaiters}: the
+ * parked consumer, read after every publish, and the room-waiter count, read after every receive batch) likewise
+ * sit 128 bytes from either end of their own object.
  */
 class PaddingLayoutTest {
     private static final int PAD = 128;
@@ -58,7 +60,7 @@ class PaddingLayoutTest {
     @ValueSource(strings = {"dev.mighty.mailbox.ArrayMailbox", "dev.mighty.mailbox.FrameRing"})
     void shouldKeepSignalFieldsTwoLinesFromBothIndicesWhenLaidOut(String className) throws Exception {
         final Map<String, Long> offsets = offsets(className);
-        for (String signal : List.of("reserved", "consumerWaiter")) {
+        for (String signal : List.of("reserved", "closeState")) {
             for (String index : List.of("producerIndex", "producerLimit", "consumerIndex")) {
                 assertThat(distance(offsets, signal, index)).as("%s to %s", signal, index)
                         .isGreaterThanOrEqualTo(PAD);
@@ -70,7 +72,18 @@ class PaddingLayoutTest {
     @ValueSource(strings = {"dev.mighty.mailbox.ArrayMailbox", "dev.mighty.mailbox.FrameRing"})
     void shouldKeepHotFieldsTwoLinesFromObjectEdgesWhenLaidOut(String className) throws Exception {
         final Map<String, Long> offsets = offsets(className);
-        for (String hot : List.of("producerIndex", "producerLimit", "reserved", "consumerWaiter", "consumerIndex")) {
+        for (String hot : List.of("producerIndex", "producerLimit", "reserved", "consumerIndex")) {
+            assertThat(offsets.get(hot)).as("%s from the object start", hot).isGreaterThanOrEqualTo(PAD);
+            assertThat(offsets.get("<end>") - offsets.get(hot)).as("%s to the object end", hot)
+                    .isGreaterThanOrEqualTo(PAD);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"dev.mighty.mailbox.internal.RingWaiters"})
+    void shouldKeepTheWaitingFieldsTwoLinesFromObjectEdgesWhenLaidOut(String className) throws Exception {
+        final Map<String, Long> offsets = offsets(className);
+        for (String hot : List.of("consumerWaiter", "roomWaiting", "parkedProducers", "closeListeners")) {
             assertThat(offsets.get(hot)).as("%s from the object start", hot).isGreaterThanOrEqualTo(PAD);
             assertThat(offsets.get("<end>") - offsets.get(hot)).as("%s to the object end", hot)
                     .isGreaterThanOrEqualTo(PAD);

@@ -399,10 +399,12 @@ class MailboxFluxTest {
         final FusedProbe<Integer> probe = new FusedProbe<>(0);
         final java.util.concurrent.atomic.AtomicInteger requests = new java.util.concurrent.atomic.AtomicInteger();
         final java.util.concurrent.atomic.AtomicReference<Thread> cancelledOn = new AtomicReference<>();
-        // The sender's second request comes from the consumer's wake-up check (afterReceive, under the poll lock):
-        // cancelling there runs our releaseRole on the polling thread, inside its own poll.
+        // The sender's third request comes from the consumer's wake-up check (afterReceive, under the poll lock): its
+        // first two (the mailbox's 4, then 4 more to wait in the subscriber) come from subscribe(); the third only once
+        // the consumer has made room for those 4. Cancelling there runs our releaseRole on the polling thread, inside
+        // its own poll.
         MailboxFlux.sendAll(Flux.range(0, 100).doOnRequest(n -> {
-            if (requests.incrementAndGet() == 2) {
+            if (requests.incrementAndGet() == 3) {
                 cancelledOn.set(Thread.currentThread());
                 probe.cancel();
             }

@@ -148,7 +148,8 @@ class AdapterFaultInjectionTest {
         final TestPublisher<Integer> upstream =
                 TestPublisher.createNoncompliant(TestPublisher.Violation.REQUEST_OVERFLOW);
         upstream.subscribe(new MailboxSubscriber<>(mailbox, 2));
-        upstream.next(0, 1, 2);
+        upstream.next(0, 1, 2, 3); // 0, 1 admitted; 2, 3 (requested when 0, 1 were admitted) wait: the mailbox is full
+        upstream.next(4);          // beyond demand, on a full mailbox
         upstream.assertCancelled();
         assertThat(mailbox.isClosed()).isTrue();
         assertThat(mailbox.closeCause()).isInstanceOf(IllegalStateException.class)
@@ -221,7 +222,7 @@ class AdapterFaultInjectionTest {
         assertThatThrownBy(() -> subscriber.onNext(null)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> subscriber.onError(null)).isInstanceOf(NullPointerException.class);
         assertThat(mailbox.isClosed()).isFalse();
-        assertThat(MailboxRing.of(mailbox).reserved()).isEqualTo(4);
+        assertThat(MailboxRing.of(mailbox).reserved()).isZero();
         subscriber.onNext(1);
         subscriber.onComplete();
         assertThat(drain(mailbox)).containsExactly(1);

@@ -88,22 +88,22 @@ class MailboxSubscriberTest {
         assertThat(first.requested.get()).isEqualTo(8);
     }
 
-    // ------------------------------------------------------------------ demand is reserved room
+    // ------------------------------------------------------------------ demand holds no room
 
     @Test
-    void shouldRequestAndReserveTheRoomWhenSubscribed() {
+    void shouldRequestPrefetchAndHoldNoRoomWhenSubscribed() {
         final Mailbox<Integer> mailbox = Mailboxes.bounded(8);
         final TestPublisher<Integer> upstream = TestPublisher.create();
         upstream.subscribe(new MailboxSubscriber<>(mailbox));
         upstream.assertMinRequested(8).assertMaxRequested(8);
-        assertThat(mailbox.stats().reserved()).isEqualTo(8);
-        assertThat(mailbox.trySend(-1)).isFalse(); // "full" = occupied + reserved
+        assertThat(mailbox.stats().reserved()).isZero(); // an idle upstream keeps nobody out
+        assertThat(mailbox.trySend(-1)).isTrue();
         upstream.next(1, 2, 3);
-        assertThat(drain(mailbox)).containsExactly(1, 2, 3);
+        assertThat(drain(mailbox)).containsExactly(-1, 1, 2, 3);
     }
 
     @Test
-    void shouldRequestOnlyTheFreeRoomWhenOtherProducersShareTheMailbox() {
+    void shouldBufferInOrderAndAdmitAsTheConsumerFreesRoomWhenOtherProducersFillTheMailbox() {
         final Mailbox<Integer> mailbox = Mailboxes.bounded(8);
         for (int i = 0; i < 5; i++) {
             mailbox.trySend(100 + i);
@@ -111,12 +111,15 @@ class MailboxSubscriberTest {
         final RecordingSubscription upstream = new RecordingSubscription();
         final MailboxSubscriber<Integer> subscriber = new MailboxSubscriber<>(mailbox);
         subscriber.onSubscribe(upstream);
-        assertThat(upstream.requests).containsExactly(3L);
-        assertThat(mailbox.trySend(-1)).isFalse(); // the other producer cannot take our reserved room
-        subscriber.onNext(1);
-        subscriber.onNext(2);
-        subscriber.onNext(3); // never finds the mailbox full
+        assertThat(upstream.requests).containsExactly(8L);
+        for (int i = 1; i <= 5; i++) {
+            subscriber.onNext(i); // 1, 2, 3 fit; 4 and 5 wait in the subscriber, never dropped, never blocking
+        }
+        assertThat(mailbox.size()).isEqualTo(8);
+        assertThat(mailbox.stats().producerParks()).as("one room registration for the two waiting").isEqualTo(1L);
+        // the receive frees the slots and wakes the subscriber on this thread, which admits what waits, in order
         assertThat(drain(mailbox)).containsExactly(100, 101, 102, 103, 104, 1, 2, 3);
+        assertThat(drain(mailbox)).containsExactly(4, 5);
     }
 
     @Test
@@ -132,29 +135,29 @@ class MailboxSubscriberTest {
         assertThat(upstream.requests).containsExactly(8L);
         subscriber.onNext(5); // the 6th of 8: limit = 8 - 8/4 = 6
         assertThat(upstream.requests).containsExactly(8L, 6L);
-        assertThat(mailbox.stats().reserved()).isEqualTo(8);
+        assertThat(mailbox.stats().reserved()).isZero();
     }
 
     @Test
-    void shouldWaitForRoomThenReplenishWhenTheConsumerReceives() {
+    void shouldKeepAtMostPrefetchOutstandingWhileTheMailboxIsFull() {
         final Mailbox<Integer> mailbox = Mailboxes.bounded(4);
         final RecordingSubscription upstream = new RecordingSubscription();
         final MailboxSubscriber<Integer> subscriber = new MailboxSubscriber<>(mailbox);
         subscriber.onSubscribe(upstream);
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 3; i++) {
             subscriber.onNext(i);
         }
-        assertThat(upstream.requests).containsExactly(4L); // full: nothing more to reserve
-        assertThat(mailbox.stats().reserved()).isZero();
-        assertThat(mailbox.tryRecv()).isEqualTo(0); // frees one slot: the wake-up runs here, on this thread
-        assertThat(upstream.requests).containsExactly(4L, 1L);
-        assertThat(drain(mailbox)).containsExactly(1, 2, 3);
-        // one reservation is still unused: the next round waits for the onNext that uses it, not for room
-        assertThat(upstream.requests).containsExactly(4L, 1L);
-        subscriber.onNext(4);
-        assertThat(upstream.requests).containsExactly(4L, 1L, 3L);
-        assertThat(mailbox.stats().reserved()).isEqualTo(3);
-        assertThat(drain(mailbox)).containsExactly(4);
+        assertThat(upstream.requests).as("3 of 4 admitted: replenished by 3").containsExactly(4L, 3L);
+        for (int i = 3; i < 7; i++) {
+            subscriber.onNext(i); // 3 fits; 4, 5, 6 wait: the mailbox is full
+        }
+        assertThat(mailbox.size()).isEqualTo(4);
+        assertThat(upstream.requests).as("requested - admitted <= prefetch: nothing more").containsExactly(4L, 3L);
+        assertThat(mailbox.tryRecv()).isEqualTo(0); // frees one slot: the wake-up admits 4, on this thread
+        assertThat(mailbox.size()).isEqualTo(4);
+        assertThat(drain(mailbox)).containsExactly(1, 2, 3, 4); // frees 4: the wake-up admits 5, 6, then requests
+        assertThat(upstream.requests).containsExactly(4L, 3L, 4L);
+        assertThat(drain(mailbox)).containsExactly(5, 6);
     }
 
     @Test
@@ -222,17 +225,55 @@ class MailboxSubscriberTest {
     }
 
     @Test
-    void shouldReleaseReservationsWhenOnNextArrivesAfterSomeoneElseClosed() {
+    void shouldRejectAndCountAnOnNextThatArrivesAfterSomeoneElseClosed() {
         final Mailbox<Integer> mailbox = Mailboxes.bounded(8);
         final TestPublisher<Integer> upstream = TestPublisher.createNoncompliant(
                 TestPublisher.Violation.DEFER_CANCELLATION);
         upstream.subscribe(new MailboxSubscriber<>(mailbox));
         upstream.next(1);
         mailbox.close();
-        assertThat(mailbox.stats().reserved()).isEqualTo(7); // unused, pending: an onNext may be in flight (§2.8)
-        upstream.next(2); // after cancel (§2.8): not admitted, no exception; releases the rest
+        upstream.assertCancelled();
+        upstream.next(2); // after cancel (§2.8): not admitted, no exception, counted as rejected
+        assertThat(mailbox.stats().rejectedClosed()).isEqualTo(1L);
         assertThat(mailbox.stats().reserved()).isZero();
         assertThat(drain(mailbox)).containsExactly(1);
+    }
+
+    @Test
+    void shouldDropAndCountBufferedMessagesWhenSomeoneElseClosesAFullMailbox() {
+        final Mailbox<Integer> mailbox = Mailboxes.bounded(2);
+        final TestPublisher<Integer> upstream = TestPublisher.createNoncompliant(
+                TestPublisher.Violation.DEFER_CANCELLATION);
+        upstream.subscribe(new MailboxSubscriber<>(mailbox));
+        upstream.next(1, 2, 3); // 3 waits in the subscriber: the mailbox is full
+        mailbox.close();
+        upstream.assertCancelled();
+        upstream.next(4); // §2.8: the last signal lets the subscriber give up what it holds
+        assertThat(mailbox.stats().rejectedClosed()).isEqualTo(2L); // 3 (buffered) and 4
+        assertThat(drain(mailbox)).containsExactly(1, 2);
+    }
+
+    @Test
+    void shouldNotCloseTheMailboxWhenASharingSubscribersUpstreamCompletes() {
+        final Mailbox<Integer> mailbox = Mailboxes.bounded(2);
+        final TestPublisher<Integer> first = TestPublisher.create();
+        final TestPublisher<Integer> second = TestPublisher.create();
+        first.subscribe(MailboxSubscriber.sharing(mailbox, 2));
+        second.subscribe(MailboxSubscriber.sharing(mailbox, 2));
+        first.next(1, 2);
+        second.next(10, 20); // both wait: the mailbox is full
+        first.complete();    // completes once its buffer is empty; the mailbox stays open
+        second.complete();
+        assertThat(mailbox.isClosed()).isFalse();
+        final List<Integer> got = new ArrayList<>();
+        Integer m;
+        while ((m = mailbox.tryRecv()) != null) {
+            got.add(m);
+        }
+        assertThat(got).containsExactlyInAnyOrder(1, 2, 10, 20);
+        assertThat(got.indexOf(10)).isLessThan(got.indexOf(20));
+        assertThat(mailbox.isClosed()).isFalse();
+        assertThat(mailbox.trySend(3)).isTrue(); // still open for everyone else
     }
 
     // ------------------------------------------------------------------ misbehaving upstreams
@@ -243,8 +284,9 @@ class MailboxSubscriberTest {
         final TestPublisher<Integer> upstream = TestPublisher.createNoncompliant(
                 TestPublisher.Violation.REQUEST_OVERFLOW);
         upstream.subscribe(new MailboxSubscriber<>(mailbox));
-        upstream.next(1, 2); // the requested 2
-        upstream.next(3);    // §1.1 broken, and the mailbox is full: not dropped silently
+        upstream.next(1, 2); // the requested 2, admitted: 2 more are requested, to wait in the subscriber
+        upstream.next(3, 4); // the mailbox is full: they wait
+        upstream.next(5);    // §1.1 broken, and the mailbox is full: not dropped silently
         upstream.assertCancelled();
         assertThat(mailbox.closeCause())
                 .isInstanceOf(IllegalStateException.class)

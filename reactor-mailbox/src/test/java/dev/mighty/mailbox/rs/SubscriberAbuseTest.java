@@ -70,7 +70,7 @@ class SubscriberAbuseTest {
                 if (received.incrementAndGet() == total) {
                     consumed.countDown();
                 }
-            });
+            }, error -> violations.add("consumer onError: " + error));
             for (int u = 0; u < upstreams; u++) {
                 final long base = (long) u << 32;
                 // never completes (that would close the mailbox for everyone): only a close ends it
@@ -79,8 +79,9 @@ class SubscriberAbuseTest {
                         .subscribeOn(scheduler)
                         .subscribe(new MailboxSubscriber<>(mailbox, 1 + 7 * u)); // prefetch 1, 8, 15, ...
             }
-            assertThat(consumed.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS))
-                    .as("received %d of %d", received.get(), total).isTrue();
+            // a stall is "no delivery for Hang.TIMEOUT", not "not done by a deadline": a loaded machine is slow, not stuck
+            Hang.awaitProgress(received::get, total, "deliveries",
+                    () -> "stats=" + mailbox.stats() + " closeCause=" + mailbox.closeCause() + " violations=" + violations);
             assertThat(violations).isEmpty();
             assertThat(maxOccupancy.get()).as("admitted - received").isLessThanOrEqualTo(mailbox.capacity());
             mailbox.close(); // someone else's close: every MailboxSubscriber cancels its upstream

@@ -1,0 +1,533 @@
+package dev.mighty.mailbox.internal;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.locks.LockSupport;
+
+import dev.mighty.mailbox.WaitPolicy;
+
+/*
+ * The padded field chain (JCTools style): WaitersL0Pad -> WaitersFields -> WaitersL1Pad -> RingWaiters. The
+ * fields are written only when someone waits (a consumer parks, a producer parks, a subscriber registers) and read
+ * by every publish (consumerWaiter) and every receive batch (roomWaiting), so they get lines of their own, away from
+ * the ring's producer and consumer lines.
+ */
+
+@SuppressWarnings("unused")
+abstract class WaitersL0Pad {
+    byte b000, b001, b002, b003, b004, b005, b006, b007; // 8b
+    byte b010, b011, b012, b013, b014, b015, b016, b017; // 16b
+    byte b020, b021, b022, b023, b024, b025, b026, b027; // 24b
+    byte b030, b031, b032, b033, b034, b035, b036, b037; // 32b
+    byte b040, b041, b042, b043, b044, b045, b046, b047; // 40b
+    byte b050, b051, b052, b053, b054, b055, b056, b057; // 48b
+    byte b060, b061, b062, b063, b064, b065, b066, b067; // 56b
+    byte b070, b071, b072, b073, b074, b075, b076, b077; // 64b
+    byte b100, b101, b102, b103, b104, b105, b106, b107; // 72b
+    byte b110, b111, b112, b113, b114, b115, b116, b117; // 80b
+    byte b120, b121, b122, b123, b124, b125, b126, b127; // 88b
+    byte b130, b131, b132, b133, b134, b135, b136, b137; // 96b
+    byte b140, b141, b142, b143, b144, b145, b146, b147; // 104b
+    byte b150, b151, b152, b153, b154, b155, b156, b157; // 112b
+    byte b160, b161, b162, b163, b164, b165, b166, b167; // 120b
+    byte b170, b171, b172, b173, b174, b175, b176, b177; // 128b
+}
+
+abstract class WaitersFields extends WaitersL0Pad {
+    /** The parked consumer: a {@link Thread} or a {@link Wakeable}; null when nobody waits for data. */
+    private volatile Object consumerWaiter;
+    private static final VarHandle CONSUMER_WAITER;
+    /**
+     * Room waiters queued and not yet woken or cancelled. Counted before a waiter is queued (the increment is the
+     * waiter's fence) and after it leaves (by whoever moves it out of WAITING), so a waker that reads 0 after its own
+     * fence knows every later waiter will see the room it made.
+     */
+    private volatile int roomWaiting;
+    private static final VarHandle ROOM_WAITING;
+    /** Producer threads parked for room now (stats only). */
+    private volatile int parkedProducers;
+    private static final VarHandle PARKED_PRODUCERS;
+    /** Stack of wakeables to call once, on close. */
+    private volatile WaiterNode closeListeners;
+    private static final VarHandle CLOSE_LISTENERS;
+
+    static {
+        try {
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            CONSUMER_WAITER = lookup.findVarHandle(WaitersFields.class, "consumerWaiter", Object.class);
+            ROOM_WAITING = lookup.findVarHandle(WaitersFields.class, "roomWaiting", int.class);
+            PARKED_PRODUCERS = lookup.findVarHandle(WaitersFields.class, "parkedProducers", int.class);
+            CLOSE_LISTENERS = lookup.findVarHandle(WaitersFields.class, "closeListeners", WaiterNode.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final Object lvConsumerWaiter() {
+        return CONSUMER_WAITER.getVolatile(this);
+    }
+
+    final void svConsumerWaiter(Object waiter) {
+        CONSUMER_WAITER.setVolatile(this, waiter);
+    }
+
+    final boolean casConsumerWaiter(Object expect, Object update) {
+        return CONSUMER_WAITER.compareAndSet(this, expect, update);
+    }
+
+    final Object xchgConsumerWaiter(Object update) {
+        return CONSUMER_WAITER.getAndSet(this, update);
+    }
+
+    final int lvRoomWaiting() {
+        return (int) ROOM_WAITING.getVolatile(this);
+    }
+
+    final void xaddRoomWaiting(int delta) {
+        ROOM_WAITING.getAndAdd(this, delta);
+    }
+
+    final int lvParkedProducers() {
+        return (int) PARKED_PRODUCERS.getVolatile(this);
+    }
+
+    final void xaddParkedProducers(int delta) {
+        PARKED_PRODUCERS.getAndAdd(this, delta);
+    }
+
+    final WaiterNode xchgCloseListeners(WaiterNode update) {
+        return (WaiterNode) CLOSE_LISTENERS.getAndSet(this, update);
+    }
+
+    final void pushCloseListener(Wakeable w) {
+        for (;;) {
+            final WaiterNode head = (WaiterNode) CLOSE_LISTENERS.getVolatile(this);
+            if (CLOSE_LISTENERS.compareAndSet(this, head, new WaiterNode(w, head))) {
+                return;
+            }
+        }
+    }
+}
+
+@SuppressWarnings("unused")
+abstract class WaitersL1Pad extends WaitersFields {
+    byte b000, b001, b002, b003, b004, b005, b006, b007; // 8b
+    byte b010, b011, b012, b013, b014, b015, b016, b017; // 16b
+    byte b020, b021, b022, b023, b024, b025, b026, b027; // 24b
+    byte b030, b031, b032, b033, b034, b035, b036, b037; // 32b
+    byte b040, b041, b042, b043, b044, b045, b046, b047; // 40b
+    byte b050, b051, b052, b053, b054, b055, b056, b057; // 48b
+    byte b060, b061, b062, b063, b064, b065, b066, b067; // 56b
+    byte b070, b071, b072, b073, b074, b075, b076, b077; // 64b
+    byte b100, b101, b102, b103, b104, b105, b106, b107; // 72b
+    byte b110, b111, b112, b113, b114, b115, b116, b117; // 80b
+    byte b120, b121, b122, b123, b124, b125, b126, b127; // 88b
+    byte b130, b131, b132, b133, b134, b135, b136, b137; // 96b
+    byte b140, b141, b142, b143, b144, b145, b146, b147; // 104b
+    byte b150, b151, b152, b153, b154, b155, b156, b157; // 112b
+    byte b160, b161, b162, b163, b164, b165, b166, b167; // 120b
+    byte b170, b171, b172, b173, b174, b175, b176, b177; // 128b
+}
+
+/**
+ * The waiting protocol of one {@link MailboxRing}: who waits for what, and who wakes whom. The ring keeps the claim
+ * protocol; everything that parks, spins, yields or registers a wake-up goes through here (the Disruptor's
+ * {@code WaitStrategy} held by its sequencer is the model).
+ *
+ * <h2>The three waits</h2>
+ * <ul>
+ *     <li><b>The consumer waits for data</b> ({@link #awaitData(MailboxRing, long)}, {@link #awaitData(MailboxRing,
+ *     Wakeable)}): one waiter at most, in {@code consumerWaiter}; a producer's {@link #signalConsumer()} after each
+ *     publish takes it (CAS to null) and wakes it. Dekker pair: the consumer stores itself (volatile) and then reads
+ *     the producer word; the producer's claim CAS comes before its read of {@code consumerWaiter}. Either the
+ *     consumer sees the claim, or the producer sees the consumer.</li>
+ *     <li><b>Producers wait for room</b> ({@link #parkForRoom}, and subscriber-side {@link Wakeable}s through
+ *     {@link #awaitRoom(MailboxRing, Wakeable)}): a FIFO queue ({@link ConcurrentLinkedDeque}, lock-free) of
+ *     {@link RoomWaiter} nodes, each WAITING, then WOKEN or CANCELLED exactly once (a CAS decides). A waker that
+ *     made {@code k} slots of room wakes the first {@code k} WAITING nodes, not all ({@link #wakeRoom(int)}); a
+ *     close wakes all. Dekker pair: a waiter counts itself in {@code roomWaiting} (an atomic add: a full fence),
+ *     queues its node, then re-checks the room; a waker publishes the room (the consumer index, or a permit
+ *     release), then a full fence, then reads {@code roomWaiting}. Either the waker sees the waiter (and, the node
+ *     being queued before the waiter's re-check, finds it in the queue), or the waiter's re-check sees the room.</li>
+ *     <li><b>Listeners wait for the close</b> ({@link #onClose}): a stack, drained whole by the close.</li>
+ * </ul>
+ *
+ * <h2>No wake-up is lost, none is wasted for long</h2>
+ * A woken waiter that gives up before it uses its wake-up (timed out, interrupted) hands it on: it wakes the next
+ * waiter ({@code wakeRoom(1)}). A woken waiter that retries and loses the room to a sender that never waited goes
+ * back to the <b>head</b> of the queue. A woken waiter that got in and sees more room and more waiters wakes the next
+ * one (the room a batch freed may outnumber the waiters woken for it when some of them were cancelled meanwhile).
+ *
+ * <h2>Fairness</h2>
+ * Room waiters are woken in the order they queued, and a woken waiter that lost its slot keeps its place at the
+ * head, so a waiter is never overtaken by one that queued after it. It can still lose to senders that never waited
+ * (they claim without queueing: barging, as with a non-fair lock), which keeps the fast path free of any queue.
+ *
+ * <h2>Back-off</h2>
+ * Every spin and yield of the library is a {@link WaitPolicy} step: the consumer's policy (set by the builder),
+ * {@link #SEND_POLICY} for a producer before it queues, and {@link WaitPolicy#idleAlways(int)} while a producer is
+ * between its claim and its publish.
+ */
+public final class RingWaiters extends WaitersL1Pad {
+    /**
+     * A send on a full mailbox: spins, then yields, before it queues. The yields matter for a consumer that receives
+     * one message at a time: each receive frees one slot, and a producer that parked at once would pay a park/unpark
+     * round trip per message.
+     */
+    public static final WaitPolicy SEND_POLICY = WaitPolicy.backoff(64, 64);
+
+    /** A node's state: queued, not yet woken. */
+    static final int WAITING = 0;
+    /** A node's state: taken by a waker, which wakes its waiter. */
+    static final int WOKEN = 1;
+    /** A node's state: given up by its waiter (timeout, interrupt, room found on the re-check). */
+    static final int CANCELLED = 2;
+
+    /** A queued room waiter: a parked {@link Thread} or a {@link Wakeable}. */
+    static final class RoomWaiter {
+        final Object waiter;
+        private volatile int state;
+        private static final VarHandle STATE;
+
+        static {
+            try {
+                STATE = MethodHandles.lookup().findVarHandle(RoomWaiter.class, "state", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        RoomWaiter(Object waiter) {
+            this.waiter = waiter;
+        }
+
+        int lvState() {
+            return state;
+        }
+
+        boolean casState(int expect, int update) {
+            return STATE.compareAndSet(this, expect, update);
+        }
+    }
+
+    private final ConcurrentLinkedDeque<RoomWaiter> roomQueue = new ConcurrentLinkedDeque<>();
+    /** How the consumer backs off on an empty mailbox before it parks; set before the mailbox is shared. */
+    private volatile WaitPolicy consumerPolicy = WaitPolicy.defaults();
+
+    RingWaiters() {
+    }
+
+    // ------------------------------------------------------------------ the consumer waits for data
+
+    /** @return how the consumer backs off before it parks */
+    WaitPolicy consumerPolicy() {
+        return consumerPolicy;
+    }
+
+    void consumerPolicy(WaitPolicy policy) {
+        this.consumerPolicy = Objects.requireNonNull(policy, "policy");
+    }
+
+    /** @return whether the consumer is parked or registered for data (stats) */
+    boolean consumerWaiting() {
+        return lvConsumerWaiter() != null;
+    }
+
+    /** Wakes the consumer if it waits for data; producers call it after each publish. */
+    void signalConsumer() {
+        // NOTE: a read of a line that changes only when the consumer parks: cheap while it is busy.
+        final Object waiter = lvConsumerWaiter();
+        if (waiter != null && casConsumerWaiter(waiter, null)) {
+            WaiterNode.wake(waiter);
+        }
+    }
+
+    /**
+     * Parks the consumer until the slot at its index is published, the mailbox is closed and drained, or the
+     * deadline passes: the consumer's policy first, then a yield while a send is in flight, else a park.
+     *
+     * @return false only if the deadline passed
+     */
+    <E> boolean awaitData(MailboxRing<E> ring, long deadline) throws InterruptedException {
+        final long cIndex = ring.lpConsumerIndex();
+        final WaitPolicy policy = consumerPolicy;
+        for (int step = 0; ; ) {
+            if (ring.isPublished(cIndex)) {
+                return true;
+            }
+            // NOTE: while backing off we read the slot we wait for, and the close state only every CLOSE_CHECK_STEPS
+            // steps; never the producer word. Every read of a line a producer writes makes its next write fetch the
+            // line back: a cross-core round trip per message when the two threads run in step.
+            if ((step & (MailboxRing.CLOSE_CHECK_STEPS - 1)) == 0 && ring.closing() && ring.endOfStreamAt(cIndex)) {
+                return true;
+            }
+            if (step >= 0 && policy.idle(step)) {
+                step++;
+                continue;
+            }
+            step = -1; // the back-off is spent: from now on, yield while a send is in flight, else park
+            final long word = ring.lvProducerIndex();
+            final long index = MailboxRing.indexOf(word);
+            if (index == cIndex && MailboxRing.isClosed(word)) {
+                return true;
+            }
+            if (index != cIndex) {
+                // NOTE: a producer is between its claim and its publish. It publishes without waiting for anyone,
+                // so we yield instead of parking.
+                WaitPolicy.idleAlways(Integer.MAX_VALUE);
+                continue;
+            }
+            long remaining = 0L;
+            if (deadline != MailboxRing.NO_DEADLINE && (remaining = deadline - System.nanoTime()) <= 0L) {
+                return false;
+            }
+            final Thread self = Thread.currentThread();
+            // Volatile store, then a fresh read of the producer word: pairs with the claim CAS followed by
+            // lvConsumerWaiter() in signalConsumer(). Either the producer sees us or we see its claim.
+            svConsumerWaiter(self);
+            final long again = ring.lvProducerIndex();
+            if (MailboxRing.indexOf(again) == cIndex && !MailboxRing.isClosed(again)) {
+                ring.countConsumerPark();
+                if (deadline == MailboxRing.NO_DEADLINE) {
+                    LockSupport.park(ring);
+                } else {
+                    LockSupport.parkNanos(ring, remaining);
+                }
+            }
+            casConsumerWaiter(self, null);
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+        }
+    }
+
+    /**
+     * Backs off as {@code policy} says until the slot at the consumer index is published, the mailbox is closing,
+     * {@code role} is cancelled, or the back-off is spent. Reads only the slot and the read-mostly close state.
+     *
+     * @return true if a message (or the close) arrived; false if the back-off was spent or the role cancelled
+     */
+    <E> boolean idleUntilData(MailboxRing<E> ring, WaitPolicy policy, ConsumerRole role) {
+        final long cIndex = ring.lpConsumerIndex();
+        for (int step = 0; ; step++) {
+            if (ring.isPublished(cIndex)) {
+                return true;
+            }
+            if ((step & (MailboxRing.CLOSE_CHECK_STEPS - 1)) == 0 && ring.closing()) {
+                return true; // see awaitData(ring, long): the close state is looked at only every few steps
+            }
+            if ((role != null && role.isCancelled()) || !policy.idle(step)) {
+                return false;
+            }
+        }
+    }
+
+    /**
+     * Registers {@code w} to be woken once when a message may be present or the mailbox closes.
+     *
+     * @return false if a message is present (or in flight) or the mailbox is closed already: drain again now
+     */
+    <E> boolean awaitData(MailboxRing<E> ring, Wakeable w) {
+        final boolean renewal = lvConsumerWaiter() == Objects.requireNonNull(w, "w"); // the same wait, asked again
+        svConsumerWaiter(w); // pairs with signalConsumer(), as in awaitData(ring, long)
+        final long word = ring.lvProducerIndex();
+        if (MailboxRing.indexOf(word) != ring.lvConsumerIndex() || MailboxRing.isClosed(word)) {
+            casConsumerWaiter(w, null);
+            return false;
+        }
+        if (!renewal) {
+            ring.countConsumerPark();
+        }
+        return true;
+    }
+
+    /** Withdraws a registration made by {@link #awaitData(MailboxRing, Wakeable)}, if it has not fired. */
+    void cancelAwaitData(Wakeable w) {
+        casConsumerWaiter(w, null);
+    }
+
+    // ------------------------------------------------------------------ producers wait for room
+
+    /** @return producer threads parked for room now */
+    int parkedProducers() {
+        return lvParkedProducers();
+    }
+
+    /**
+     * One step of a producer's wait for room: a {@link #SEND_POLICY} back-off step while the budget lasts, then a
+     * park in the room queue until woken, the deadline, an interrupt, or the close. The caller retries its claim
+     * after each call.
+     *
+     * @param step how many times this send has waited so far (0-based)
+     * @param wokenBefore whether an earlier call of this send was woken (its retry lost the room): it queues at the
+     *        head, keeping its place
+     * @return {@link #RETRY}, {@link #RETRY_WOKEN} (woken by a waker: the caller's next wait passes
+     *         {@code wokenBefore}) or {@link #TIMED_OUT}
+     * @throws InterruptedException if interrupted while parked (a wake-up it got is handed on)
+     */
+    <E> int parkForRoom(MailboxRing<E> ring, int step, boolean wokenBefore, long deadline)
+            throws InterruptedException {
+        long remaining = 0L;
+        if (deadline != MailboxRing.NO_DEADLINE && (remaining = deadline - System.nanoTime()) <= 0L) {
+            return TIMED_OUT;
+        }
+        if (SEND_POLICY.idle(step)) {
+            return RETRY;
+        }
+        final RoomWaiter node = new RoomWaiter(Thread.currentThread());
+        enqueue(node, wokenBefore);
+        // The add in enqueue() is a full fence: the re-check below reads the consumer index and permits after our
+        // node is counted. Pairs with the fence in wakeRoomAfterFence()'s callers.
+        if (!ring.isFullForSend()) {
+            return leave(node) ? RETRY : RETRY_WOKEN; // room (or the close) appeared: retry now
+        }
+        xaddParkedProducers(1);
+        ring.countProducerPark();
+        final Object parkEvent = MailboxEvents.producerParking(); // JFR ProducerParked; null unless recorded
+        boolean interrupted = false;
+        try {
+            while (node.lvState() == WAITING) {
+                if (deadline == MailboxRing.NO_DEADLINE) {
+                    LockSupport.park(ring);
+                } else {
+                    if ((remaining = deadline - System.nanoTime()) <= 0L) {
+                        break;
+                    }
+                    LockSupport.parkNanos(ring, remaining);
+                }
+                if (Thread.interrupted()) {
+                    interrupted = true;
+                    break;
+                }
+            }
+        } finally {
+            xaddParkedProducers(-1);
+            MailboxEvents.producerParked(parkEvent, ring);
+        }
+        // Out of the loop: woken, timed out or interrupted (a spurious unpark parks again).
+        final boolean woken = !leave(node);
+        if (interrupted) {
+            if (woken) {
+                wakeRoom(1); // we give up a wake-up meant for a slot: hand it on, so none is lost
+            }
+            throw new InterruptedException();
+        }
+        // A wake-up racing the timeout is used, not handed on: the caller claims once more before it times out.
+        return woken ? RETRY_WOKEN : TIMED_OUT;
+    }
+
+    /** {@link #parkForRoom} result: claim again. */
+    static final int RETRY = 0;
+    /** {@link #parkForRoom} result: claim again; this waiter was woken for a slot. */
+    static final int RETRY_WOKEN = 1;
+    /** {@link #parkForRoom} result: the deadline passed. */
+    static final int TIMED_OUT = 2;
+
+    /**
+     * Registers {@code w} to be woken once when a slot frees, permits are released, or the mailbox closes.
+     *
+     * @return false if there is room (or the mailbox is closed) already: retry now; {@code w} may still be woken
+     *         once (a waker took the registration first), so it must tolerate a spurious wake
+     */
+    <E> boolean awaitRoom(MailboxRing<E> ring, Wakeable w) {
+        final RoomWaiter node = new RoomWaiter(Objects.requireNonNull(w, "w"));
+        enqueue(node, false);
+        if (!ring.isFullForSend()) { // after the fence of enqueue(), as in parkForRoom
+            leave(node);
+            return false;
+        }
+        ring.countProducerPark();
+        return true;
+    }
+
+    private void enqueue(RoomWaiter node, boolean head) {
+        xaddRoomWaiting(1); // before the node is visible: a waker that sees it in the queue has counted it
+        if (head) {
+            roomQueue.offerFirst(node);
+        } else {
+            roomQueue.offerLast(node);
+        }
+    }
+
+    /**
+     * Takes {@code node} out of WAITING for its own waiter.
+     *
+     * @return true if it was still waiting (now cancelled and unqueued); false if a waker took it first (woken)
+     */
+    private boolean leave(RoomWaiter node) {
+        if (node.casState(WAITING, CANCELLED)) {
+            xaddRoomWaiting(-1);
+            roomQueue.removeFirstOccurrence(node);
+            return true;
+        }
+        return false;
+    }
+
+    /** @return whether a room waiter may be queued; read after the caller's full fence */
+    boolean mayHaveRoomWaiters() {
+        return lvRoomWaiting() != 0;
+    }
+
+    /**
+     * Wakes up to {@code k} room waiters, oldest first. The caller made {@code k} slots of room and then issued a
+     * full fence (see the class comment). Any thread.
+     */
+    void wakeRoom(int k) {
+        while (k > 0 && lvRoomWaiting() != 0) {
+            final RoomWaiter node = roomQueue.pollFirst();
+            if (node == null) {
+                return; // counted but not queued yet: its re-check comes after our fence and sees the room
+            }
+            if (node.casState(WAITING, WOKEN)) {
+                xaddRoomWaiting(-1);
+                WaiterNode.wake(node.waiter);
+                k--;
+            }
+            // else cancelled by its waiter, which unqueues it and does not count for k
+        }
+    }
+
+    /** Wakes every room waiter: the mailbox closed. */
+    void wakeAllRoom() {
+        RoomWaiter node;
+        while ((node = roomQueue.pollFirst()) != null) {
+            if (node.casState(WAITING, WOKEN)) {
+                xaddRoomWaiting(-1);
+                WaiterNode.wake(node.waiter);
+            }
+        }
+    }
+
+    /**
+     * A woken producer got its slot: if room is left and others wait, wake the next one, so a batch's room is not
+     * stranded behind waiters that were cancelled after the waker counted them.
+     */
+    <E> void propagate(MailboxRing<E> ring) {
+        // our claim CAS was a full fence: this read is after it
+        if (lvRoomWaiting() != 0 && !ring.isFullForSend()) {
+            wakeRoom(1);
+        }
+    }
+
+    // ------------------------------------------------------------------ the close
+
+    /** Registers {@code w} to be woken once when the mailbox closes (at once if it is closed). */
+    <E> void onClose(MailboxRing<E> ring, Wakeable w) {
+        pushCloseListener(Objects.requireNonNull(w, "w"));
+        if (ring.isClosed()) {
+            WaiterNode.wakeAll(xchgCloseListeners(null));
+        }
+    }
+
+    /** Wakes everyone: the consumer, every room waiter, every close listener. After the CLOSED bit is set. */
+    void wakeAllOnClose() {
+        final Object consumer = xchgConsumerWaiter(null);
+        if (consumer != null) {
+            WaiterNode.wake(consumer);
+        }
+        wakeAllRoom();
+        WaiterNode.wakeAll(xchgCloseListeners(null));
+    }
+}
