@@ -13,360 +13,6 @@ import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.WaitPolicy;
 
-/*
- * The padded field chain, ordered by which thread writes (JCTools MpscArrayQueue, Agrona
- * AbstractConcurrentArrayQueue):
- *
- *   RingL0Pad -> RingColdFields (final config) -> RingL1Pad
- *   -> RingProducerFields (producerIndex, producerLimit: written by every producer) -> RingL2Pad
- *   -> RingSignalFields (reserved, waiters, close state: read on every send, written rarely) -> RingL3Pad
- *   -> RingConsumerFields (consumerIndex and the consumer's private state) -> RingL4Pad
- *   -> RingCounterFields (failure-path counters) -> RingL5Pad -> MailboxRing
- *
- * Each pad is 128 bytes (two cache lines, against the adjacent-line prefetcher). @Contended is not
- * used: it needs -XX:-RestrictContended outside the JDK.
- */
-
-@SuppressWarnings("unused")
-abstract class RingL0Pad {
-    byte b000, b001, b002, b003, b004, b005, b006, b007; // 8b
-    byte b010, b011, b012, b013, b014, b015, b016, b017; // 16b
-    byte b020, b021, b022, b023, b024, b025, b026, b027; // 24b
-    byte b030, b031, b032, b033, b034, b035, b036, b037; // 32b
-    byte b040, b041, b042, b043, b044, b045, b046, b047; // 40b
-    byte b050, b051, b052, b053, b054, b055, b056, b057; // 48b
-    byte b060, b061, b062, b063, b064, b065, b066, b067; // 56b
-    byte b070, b071, b072, b073, b074, b075, b076, b077; // 64b
-    byte b100, b101, b102, b103, b104, b105, b106, b107; // 72b
-    byte b110, b111, b112, b113, b114, b115, b116, b117; // 80b
-    byte b120, b121, b122, b123, b124, b125, b126, b127; // 88b
-    byte b130, b131, b132, b133, b134, b135, b136, b137; // 96b
-    byte b140, b141, b142, b143, b144, b145, b146, b147; // 104b
-    byte b150, b151, b152, b153, b154, b155, b156, b157; // 112b
-    byte b160, b161, b162, b163, b164, b165, b166, b167; // 120b
-    byte b170, b171, b172, b173, b174, b175, b176, b177; // 128b
-}
-
-abstract class RingColdFields extends RingL0Pad {
-    /** {@code capacity - 1}; the capacity is a power of two. */
-    protected final long mask;
-    protected final int capacity;
-    protected final boolean singleProducer;
-    protected final String name;
-    /** Who waits for what on this ring, and who wakes whom: the waiting protocol, on lines of its own. */
-    protected final RingWaiters waiters = new RingWaiters();
-
-    RingColdFields(int capacity, boolean singleProducer, String name) {
-        this.capacity = capacity;
-        this.mask = capacity - 1L;
-        this.singleProducer = singleProducer;
-        this.name = name;
-    }
-}
-
-@SuppressWarnings("unused")
-abstract class RingL1Pad extends RingColdFields {
-    byte b000, b001, b002, b003, b004, b005, b006, b007; // 8b
-    byte b010, b011, b012, b013, b014, b015, b016, b017; // 16b
-    byte b020, b021, b022, b023, b024, b025, b026, b027; // 24b
-    byte b030, b031, b032, b033, b034, b035, b036, b037; // 32b
-    byte b040, b041, b042, b043, b044, b045, b046, b047; // 40b
-    byte b050, b051, b052, b053, b054, b055, b056, b057; // 48b
-    byte b060, b061, b062, b063, b064, b065, b066, b067; // 56b
-    byte b070, b071, b072, b073, b074, b075, b076, b077; // 64b
-    byte b100, b101, b102, b103, b104, b105, b106, b107; // 72b
-    byte b110, b111, b112, b113, b114, b115, b116, b117; // 80b
-    byte b120, b121, b122, b123, b124, b125, b126, b127; // 88b
-    byte b130, b131, b132, b133, b134, b135, b136, b137; // 96b
-    byte b140, b141, b142, b143, b144, b145, b146, b147; // 104b
-    byte b150, b151, b152, b153, b154, b155, b156, b157; // 112b
-    byte b160, b161, b162, b163, b164, b165, b166, b167; // 120b
-    byte b170, b171, b172, b173, b174, b175, b176, b177; // 128b
-
-    RingL1Pad(int capacity, boolean singleProducer, String name) {
-        super(capacity, singleProducer, name);
-    }
-}
-
-abstract class RingProducerFields extends RingL1Pad {
-    /**
-     * The producer word: {@code index << INDEX_SHIFT | epoch << 1 | closed}. Written by producers (CAS to
-     * claim a slot), by {@code close} (CAS to set the closed bit) and by {@code reserve} (CAS to bump the
-     * reservation epoch). Every claim CAS validates, in one step, that the mailbox is open and that no
-     * reservation was granted since the claimant read {@code reserved}.
-     */
-    protected volatile long producerIndex;
-    static final VarHandle PRODUCER_INDEX;
-    /** A cached {@code consumerIndex + capacity}: below it, producers need not read the consumer's line. */
-    protected volatile long producerLimit;
-    static final VarHandle PRODUCER_LIMIT;
-
-    static {
-        try {
-            final MethodHandles.Lookup lookup = MethodHandles.lookup();
-            PRODUCER_INDEX = lookup.findVarHandle(RingProducerFields.class, "producerIndex", long.class);
-            PRODUCER_LIMIT = lookup.findVarHandle(RingProducerFields.class, "producerLimit", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    RingProducerFields(int capacity, boolean singleProducer, String name) {
-        super(capacity, singleProducer, name);
-        PRODUCER_LIMIT.setRelease(this, (long) capacity);
-    }
-
-    protected final long lvProducerIndex() {
-        return (long) PRODUCER_INDEX.getVolatile(this);
-    }
-
-    protected final boolean casProducerIndex(long expect, long update) {
-        return PRODUCER_INDEX.compareAndSet(this, expect, update);
-    }
-
-    protected final long lvProducerLimit() {
-        return (long) PRODUCER_LIMIT.getVolatile(this);
-    }
-
-    protected final void soProducerLimit(long limit) {
-        PRODUCER_LIMIT.setRelease(this, limit);
-    }
-}
-
-@SuppressWarnings("unused")
-abstract class RingL2Pad extends RingProducerFields {
-    byte b000, b001, b002, b003, b004, b005, b006, b007; // 8b
-    byte b010, b011, b012, b013, b014, b015, b016, b017; // 16b
-    byte b020, b021, b022, b023, b024, b025, b026, b027; // 24b
-    byte b030, b031, b032, b033, b034, b035, b036, b037; // 32b
-    byte b040, b041, b042, b043, b044, b045, b046, b047; // 40b
-    byte b050, b051, b052, b053, b054, b055, b056, b057; // 48b
-    byte b060, b061, b062, b063, b064, b065, b066, b067; // 56b
-    byte b070, b071, b072, b073, b074, b075, b076, b077; // 64b
-    byte b100, b101, b102, b103, b104, b105, b106, b107; // 72b
-    byte b110, b111, b112, b113, b114, b115, b116, b117; // 80b
-    byte b120, b121, b122, b123, b124, b125, b126, b127; // 88b
-    byte b130, b131, b132, b133, b134, b135, b136, b137; // 96b
-    byte b140, b141, b142, b143, b144, b145, b146, b147; // 104b
-    byte b150, b151, b152, b153, b154, b155, b156, b157; // 112b
-    byte b160, b161, b162, b163, b164, b165, b166, b167; // 120b
-    byte b170, b171, b172, b173, b174, b175, b176, b177; // 128b
-
-    RingL2Pad(int capacity, boolean singleProducer, String name) {
-        super(capacity, singleProducer, name);
-    }
-}
-
-abstract class RingSignalFields extends RingL2Pad {
-    /** Slots reserved and not yet used. Read by every send; written by reserve/release and reserved sends. */
-    protected volatile long reserved;
-    static final VarHandle RESERVED;
-    /** The subscription that holds the consumer role, or null (see attachConsumer). */
-    protected volatile ConsumerRole consumerRole;
-    static final VarHandle CONSUMER_ROLE;
-    /** A subscription accepted while the cancelled holder finishes its last delivery, or null. */
-    protected volatile ConsumerRole nextConsumerRole;
-    static final VarHandle NEXT_CONSUMER_ROLE;
-    /** null while open; {@link MailboxRing#NORMAL_CLOSE} or the cause once closing has been decided. */
-    protected volatile Object closeState;
-    static final VarHandle CLOSE_STATE;
-
-    static {
-        try {
-            final MethodHandles.Lookup lookup = MethodHandles.lookup();
-            RESERVED = lookup.findVarHandle(RingSignalFields.class, "reserved", long.class);
-            CLOSE_STATE = lookup.findVarHandle(RingSignalFields.class, "closeState", Object.class);
-            CONSUMER_ROLE = lookup.findVarHandle(RingSignalFields.class, "consumerRole", ConsumerRole.class);
-            NEXT_CONSUMER_ROLE = lookup.findVarHandle(RingSignalFields.class, "nextConsumerRole", ConsumerRole.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    RingSignalFields(int capacity, boolean singleProducer, String name) {
-        super(capacity, singleProducer, name);
-    }
-
-    protected final long lvReserved() {
-        return (long) RESERVED.getVolatile(this);
-    }
-
-    protected final boolean casReserved(long expect, long update) {
-        return RESERVED.compareAndSet(this, expect, update);
-    }
-
-}
-
-@SuppressWarnings("unused")
-abstract class RingL3Pad extends RingSignalFields {
-    byte b000, b001, b002, b003, b004, b005, b006, b007; // 8b
-    byte b010, b011, b012, b013, b014, b015, b016, b017; // 16b
-    byte b020, b021, b022, b023, b024, b025, b026, b027; // 24b
-    byte b030, b031, b032, b033, b034, b035, b036, b037; // 32b
-    byte b040, b041, b042, b043, b044, b045, b046, b047; // 40b
-    byte b050, b051, b052, b053, b054, b055, b056, b057; // 48b
-    byte b060, b061, b062, b063, b064, b065, b066, b067; // 56b
-    byte b070, b071, b072, b073, b074, b075, b076, b077; // 64b
-    byte b100, b101, b102, b103, b104, b105, b106, b107; // 72b
-    byte b110, b111, b112, b113, b114, b115, b116, b117; // 80b
-    byte b120, b121, b122, b123, b124, b125, b126, b127; // 88b
-    byte b130, b131, b132, b133, b134, b135, b136, b137; // 96b
-    byte b140, b141, b142, b143, b144, b145, b146, b147; // 104b
-    byte b150, b151, b152, b153, b154, b155, b156, b157; // 112b
-    byte b160, b161, b162, b163, b164, b165, b166, b167; // 120b
-    byte b170, b171, b172, b173, b174, b175, b176, b177; // 128b
-
-    RingL3Pad(int capacity, boolean singleProducer, String name) {
-        super(capacity, singleProducer, name);
-    }
-}
-
-abstract class RingConsumerFields extends RingL3Pad {
-    /** Written by the consumer only (release); read by producers refreshing {@code producerLimit}. */
-    protected volatile long consumerIndex;
-    static final VarHandle CONSUMER_INDEX;
-    /**
-     * The thread inside a batched receive ({@code tryRecvMany}, {@code recvMany}, a publisher drain), or
-     * null. Consumer-written, plain; read only by a producer about to park, which compares it with itself:
-     * a thread always sees its own writes, so the self-check is exact.
-     */
-    protected Thread consumerThread;
-
-    static {
-        try {
-            CONSUMER_INDEX = MethodHandles.lookup().findVarHandle(RingConsumerFields.class, "consumerIndex", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    RingConsumerFields(int capacity, boolean singleProducer, String name) {
-        super(capacity, singleProducer, name);
-    }
-
-    protected final long lvConsumerIndex() {
-        return (long) CONSUMER_INDEX.getVolatile(this);
-    }
-
-    protected final long lpConsumerIndex() {
-        return (long) CONSUMER_INDEX.get(this);
-    }
-
-    protected final void soConsumerIndex(long index) {
-        CONSUMER_INDEX.setRelease(this, index);
-    }
-}
-
-@SuppressWarnings("unused")
-abstract class RingL4Pad extends RingConsumerFields {
-    byte b000, b001, b002, b003, b004, b005, b006, b007; // 8b
-    byte b010, b011, b012, b013, b014, b015, b016, b017; // 16b
-    byte b020, b021, b022, b023, b024, b025, b026, b027; // 24b
-    byte b030, b031, b032, b033, b034, b035, b036, b037; // 32b
-    byte b040, b041, b042, b043, b044, b045, b046, b047; // 40b
-    byte b050, b051, b052, b053, b054, b055, b056, b057; // 48b
-    byte b060, b061, b062, b063, b064, b065, b066, b067; // 56b
-    byte b070, b071, b072, b073, b074, b075, b076, b077; // 64b
-    byte b100, b101, b102, b103, b104, b105, b106, b107; // 72b
-    byte b110, b111, b112, b113, b114, b115, b116, b117; // 80b
-    byte b120, b121, b122, b123, b124, b125, b126, b127; // 88b
-    byte b130, b131, b132, b133, b134, b135, b136, b137; // 96b
-    byte b140, b141, b142, b143, b144, b145, b146, b147; // 104b
-    byte b150, b151, b152, b153, b154, b155, b156, b157; // 112b
-    byte b160, b161, b162, b163, b164, b165, b166, b167; // 120b
-    byte b170, b171, b172, b173, b174, b175, b176, b177; // 128b
-
-    RingL4Pad(int capacity, boolean singleProducer, String name) {
-        super(capacity, singleProducer, name);
-    }
-}
-
-abstract class RingCounterFields extends RingL4Pad {
-    /** Failure-path counters: touched only when a send is refused, rejected or parks. */
-    protected volatile long refused;
-    static final VarHandle REFUSED;
-    protected volatile long rejectedClosed;
-    static final VarHandle REJECTED_CLOSED;
-    /** Times a producer parked on a full mailbox, or a subscriber side registered to wait for room. Cumulative. */
-    protected volatile long producerParks;
-    static final VarHandle PRODUCER_PARKS;
-    /**
-     * Times the consumer parked on an empty mailbox, or a drain registered to be woken for data. Cumulative.
-     * Single writer, the consumer (role hand-overs order one holder's writes before the next one's), so a
-     * plain increment published with an opaque store; under the misuse of two consumers at once an increment
-     * may be lost, which skews only this figure.
-     */
-    protected volatile long consumerParks;
-    static final VarHandle CONSUMER_PARKS;
-    /**
-     * The highest occupancy seen: sampled by producers when they refresh producerLimit (at least once per
-     * capacity claims, and on every claim near full) and by the consumer from its batch sizes. CAS-max, and
-     * only when exceeded, so it is written a handful of times per run.
-     */
-    protected volatile int highWaterMark;
-    static final VarHandle HIGH_WATER_MARK;
-
-    static {
-        try {
-            final MethodHandles.Lookup lookup = MethodHandles.lookup();
-            REFUSED = lookup.findVarHandle(RingCounterFields.class, "refused", long.class);
-            REJECTED_CLOSED = lookup.findVarHandle(RingCounterFields.class, "rejectedClosed", long.class);
-            PRODUCER_PARKS = lookup.findVarHandle(RingCounterFields.class, "producerParks", long.class);
-            CONSUMER_PARKS = lookup.findVarHandle(RingCounterFields.class, "consumerParks", long.class);
-            HIGH_WATER_MARK = lookup.findVarHandle(RingCounterFields.class, "highWaterMark", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    RingCounterFields(int capacity, boolean singleProducer, String name) {
-        super(capacity, singleProducer, name);
-    }
-
-    /** Counts a producer park or a subscriber-side room registration. Any thread. */
-    final void countProducerPark() {
-        PRODUCER_PARKS.getAndAdd(this, 1L);
-    }
-
-    /** Counts a consumer park or wake-up registration. Consumer only. */
-    protected final void countConsumerPark() {
-        CONSUMER_PARKS.setOpaque(this, (long) CONSUMER_PARKS.getOpaque(this) + 1L);
-    }
-
-    /** Raises the high-water mark to {@code occupancy} (clamped to the capacity) if it is higher. */
-    protected final void sampleOccupancy(long occupancy) {
-        final int sample = (int) Math.min(occupancy, capacity);
-        int current;
-        while (sample > (current = highWaterMark) && !HIGH_WATER_MARK.compareAndSet(this, current, sample)) {
-            // retry: another sampler raised it concurrently
-        }
-    }
-}
-
-@SuppressWarnings("unused")
-abstract class RingL5Pad extends RingCounterFields {
-    byte b000, b001, b002, b003, b004, b005, b006, b007; // 8b
-    byte b010, b011, b012, b013, b014, b015, b016, b017; // 16b
-    byte b020, b021, b022, b023, b024, b025, b026, b027; // 24b
-    byte b030, b031, b032, b033, b034, b035, b036, b037; // 32b
-    byte b040, b041, b042, b043, b044, b045, b046, b047; // 40b
-    byte b050, b051, b052, b053, b054, b055, b056, b057; // 48b
-    byte b060, b061, b062, b063, b064, b065, b066, b067; // 56b
-    byte b070, b071, b072, b073, b074, b075, b076, b077; // 64b
-    byte b100, b101, b102, b103, b104, b105, b106, b107; // 72b
-    byte b110, b111, b112, b113, b114, b115, b116, b117; // 80b
-    byte b120, b121, b122, b123, b124, b125, b126, b127; // 88b
-    byte b130, b131, b132, b133, b134, b135, b136, b137; // 96b
-    byte b140, b141, b142, b143, b144, b145, b146, b147; // 104b
-    byte b150, b151, b152, b153, b154, b155, b156, b157; // 112b
-    byte b160, b161, b162, b163, b164, b165, b166, b167; // 120b
-    byte b170, b171, b172, b173, b174, b175, b176, b177; // 128b
-
-    RingL5Pad(int capacity, boolean singleProducer, String name) {
-        super(capacity, singleProducer, name);
-    }
-}
-
 /**
  * The bounded ring behind every {@link Mailbox}: slot claiming, reservations, close, and the wait logic.
  * Subclasses supply the slot storage ({@link #publish}, {@link #poll}, {@link #isPublished}).
@@ -423,7 +69,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     static final long EPOCH_ONE = 2L;
     static final long EPOCH_MASK = 0x7EL;
     static final int INDEX_SHIFT = 7;
-    /** {@link #closeState} of a normal close. */
+    /** The close state of a normal close. */
     static final Object NORMAL_CLOSE = new Object();
     /**
      * A consumer backing off on an empty mailbox looks at the close state once per this many steps (a power of
@@ -598,7 +244,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
 
     /** Counts {@code n} messages an adapter held and could not admit because the mailbox closed. Any thread. */
     public final void countRejectedClosed(long n) {
-        REJECTED_CLOSED.getAndAdd(this, n);
+        xaddRejectedClosed(n);
     }
 
     /** Sends, parking while full. */
@@ -683,13 +329,13 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         if (claimResult == CLAIM_CLOSED) {
             throw rejectClosed(op);
         }
-        REFUSED.getAndAdd(this, 1L);
+        countRefused();
         return false;
     }
 
     /** Counts a send rejected because the mailbox is closed and returns the exception to throw. */
     protected final MailboxClosedException rejectClosed(String op) {
-        REJECTED_CLOSED.getAndAdd(this, 1L);
+        xaddRejectedClosed(1L);
         return new MailboxClosedException(op + " on a closed mailbox: name=" + name, closeCause());
     }
 
@@ -718,7 +364,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             checkNotSelfBlocking(deadline, op, -1, 1);
             final int waited = waiters.parkForRoom(this, step, woken, deadline);
             if (waited == RingWaiters.TIMED_OUT) {
-                REFUSED.getAndAdd(this, 1L);
+                countRefused();
                 return CLAIM_FULL;
             }
             woken |= waited == RingWaiters.RETRY_WOKEN;
@@ -734,7 +380,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * @param of the run's length
      */
     final void checkNotSelfBlocking(long deadline, String op, int admitted, int of) {
-        if (deadline == NO_DEADLINE && consumerThread == Thread.currentThread()) {
+        if (deadline == NO_DEADLINE && lpConsumerThread() == Thread.currentThread()) {
             throw new IllegalStateException(op + " would wait forever: the mailbox is full and the caller is its "
                     + "consumer, the only thread that can make room: name=" + name + ", capacity=" + capacity
                     + (admitted >= 0 ? ", admitted=" + admitted + " of " + of : ""));
@@ -760,74 +406,13 @@ public abstract class MailboxRing<E> extends RingL5Pad {
 
     /**
      * Reserves up to {@code n} slots for later {@link #sendReserved} calls, which then never find the mailbox
-     * full. Any thread.
+     * full (see {@link RingReservations}). Any thread.
      *
-     * @return how many were granted, 0 .. n (0 when full, closed, or {@code n <= 0})
+     * @return how many were granted, 0 .. n (0 when full, closed, or {@code n <= 0}); once it returns, occupied +
+     *         reserved never exceeds the capacity on its account
      */
     public final int reserve(int n) {
-        final int capacity = this.capacity;
-        while (n > 0) {
-            final long word = lvProducerIndex();
-            if ((word & CLOSED) != 0) {
-                return 0;
-            }
-            final long r = lvReserved();
-            final long free = capacity - ((word >>> INDEX_SHIFT) - lvConsumerIndex()) - Math.max(0L, r);
-            if (free <= 0) {
-                return 0;
-            }
-            long grant = Math.min(n, free);
-            if (!casReserved(r, r + grant)) {
-                continue;
-            }
-            // Bump the epoch: a producer that read 'reserved' before our CAS now fails its claim CAS and re-reads.
-            long w;
-            for (;;) {
-                w = lvProducerIndex();
-                if ((w & CLOSED) != 0) {
-                    releaseReserved(grant);
-                    return 0;
-                }
-                if ((w & EPOCH_MASK) == EPOCH_MASK) {
-                    break; // saturated: handled below
-                }
-                if (casProducerIndex(w, w + EPOCH_ONE)) {
-                    break;
-                }
-            }
-            if ((w & EPOCH_MASK) == EPOCH_MASK) {
-                // 63 grants since the last claim: a further bump would wrap the epoch and could let a producer that
-                // read the word 64 grants ago pass its CAS. Give the grant back, reset the epoch by claiming one
-                // slot for a placeholder the consumer skips, and try again. No room for it: grant nothing; the
-                // consumer's next receive makes room and wakes awaitRoom() callers.
-                releaseReserved(grant);
-                final long index = claim();
-                if (index < 0) {
-                    return 0;
-                }
-                publishSkip(index);
-                continue;
-            }
-            // Claims up to index(w) may have been checked without our grant: give back any excess. The order of the
-            // three reads is the argument (a reserved send claims first, then returns its permit):
-            //   1. 'reserved' first, 2. a fresh producer index, 3. the consumer index.
-            // A reserved send that returned its permit before (1) claimed before (2): counted once, in the index. One
-            // that claimed before (2) and returns its permit after (1): counted twice (conservative). One that claims
-            // after (2) holds its permit at (1): counted once, in 'reserved'. None is counted zero times. A plain claim
-            // after the epoch bump read 'reserved' after our grant and checked it. The consumer index only grows,
-            // and what it frees is free. Reading the index before 'reserved' (as this re-check once did) missed a
-            // reserved send falling between the two reads, which hid the over-grant of the first estimate.
-            final long r2 = Math.max(0L, lvReserved());
-            final long index2 = lvProducerIndex() >>> INDEX_SHIFT;
-            final long excess = (index2 - lvConsumerIndex()) + r2 - capacity;
-            if (excess > 0) {
-                final long undo = Math.min(excess, grant);
-                releaseReserved(undo);
-                grant -= undo;
-            }
-            return (int) grant;
-        }
-        return 0;
+        return RingReservations.reserve(this, n);
     }
 
     /**
@@ -845,36 +430,12 @@ public abstract class MailboxRing<E> extends RingL5Pad {
             throw new IllegalStateException("sendReserved without a reserved slot: name=" + name + ", reserved="
                     + lvReserved());
         }
-        final int capacity = this.capacity;
-        long limit = lvProducerLimit();
-        for (;;) {
-            final long word = lvProducerIndex();
-            if ((word & CLOSED) != 0) {
-                // Give the permit back, but never below zero: a caller without one (a §1.3-breaking upstream racing
-                // the close) must not make the count lie.
-                takePermits(1L);
-                REJECTED_CLOSED.getAndAdd(this, 1L);
-                return false; // closed: room waiters were all woken by the close
-            }
-            final long index = word >>> INDEX_SHIFT;
-            if (index >= limit) {
-                limit = lvConsumerIndex() + capacity; // pairs with soConsumerIndex in poll()
-                if (index >= limit) {
-                    throw new ReservationInvariantException("sendReserved found the mailbox full with permits "
-                            + "outstanding (an over-grant, or a caller spending permits it does not hold): name=" + name
-                            + ", capacity=" + capacity + ", reserved=" + lvReserved() + ", size=" + size());
-                }
-                soProducerLimit(limit);
-            }
-            if (casProducerIndex(word, (index + 1) << INDEX_SHIFT)) {
-                // NOTE: the slot is counted as occupied and as reserved until this decrement: only conservative.
-                // Decrement-if-positive: callers racing without permits (a §1.3-breaking upstream) must not drive
-                // the count below zero; the permit holder they robbed then finds none and gets the exception above.
-                takePermits(1L);
-                publish(index, msg);
-                return true;
-            }
+        final long index = RunClaim.claimReserved(this, 1, "sendReserved");
+        if (index < 0) {
+            return false;
         }
+        publish(index, msg);
+        return true;
     }
 
     /**
@@ -885,8 +446,8 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      *
      * @return {@code to - from}, or 0 if the mailbox is closed (the run's permits are returned)
      * @throws NullPointerException if {@code batch} or an element of the run is null: nothing is admitted
-     * @throws IllegalStateException if fewer than {@code to - from} slots are reserved, or not that many are free:
-     *         either way the caller held fewer permits than the run
+     * @throws IllegalStateException if fewer than {@code to - from} slots are reserved
+     * @throws ReservationInvariantException if that many are reserved but not that many are free
      */
     public final int sendReservedMany(List<? extends E> batch, int from, int to) {
         final int n = RunClaim.checkRun(this, batch, null, from, to);
@@ -908,7 +469,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         }
     }
 
-    /** Returns {@code n} unused permits and wakes producers waiting for room. Any thread. */
+    /** Returns {@code n} unused permits and wakes about {@code n} producers waiting for room. Any thread. */
     public final void releaseReserved(long n) {
         if (n > 0) {
             // Never below zero, even for a caller that gives back more than it holds (its own accounting broken by
@@ -951,7 +512,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * parked on a full mailbox. Once per batch. Consumer only.
      */
     public final void afterReceive(int n) {
-        if (n > highWaterMark) {
+        if (n > lvHighWaterMark()) {
             sampleOccupancy(n);
         }
         // StoreLoad: the consumerIndex store in poll() must be visible before we look for waiters; pairs with the
@@ -1063,20 +624,20 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      */
     public final Thread enterConsumer() {
         final Thread self = Thread.currentThread();
-        final Thread previous = consumerThread;
+        final Thread previous = lpConsumerThread();
         if (previous != null && previous != self) {
             // NOTE: best effort, at no cost: the field is plain, so two racing consumers may miss each other, but a
             // consumer that finds another thread's mark knows the one-consumer rule is broken.
             throw new IllegalStateException("two consumers at once: " + self.getName() + " entered a receive while "
                     + previous.getName() + " is in one: name=" + name);
         }
-        consumerThread = self;
+        spConsumerThread(self);
         return previous;
     }
 
     /** Restores the mark saved by {@link #enterConsumer()}. Consumer only. */
     public final void exitConsumer(Thread previous) {
-        consumerThread = previous;
+        spConsumerThread(previous);
     }
 
     protected static void checkMax(int max) {
@@ -1100,7 +661,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     public final boolean endOfStream() {
         // NOTE: closeState is set before the CLOSED bit and lives on the read-mostly signals line: while the
         // mailbox is open this check leaves the producer word's line alone (see awaitData).
-        if (closeState == null) {
+        if (lvCloseState() == null) {
             return false;
         }
         final long word = lvProducerIndex();
@@ -1126,7 +687,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
 
     /** @return whether a close has been decided: the read-mostly close state, not the producer word */
     final boolean closing() {
-        return closeState != null;
+        return lvCloseState() != null;
     }
 
     /**
@@ -1189,32 +750,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * @return {@link #ROLE_ACQUIRED}, {@link #ROLE_QUEUED} or {@link #ROLE_REFUSED}
      */
     public final int attachConsumer(ConsumerRole role) {
-        Objects.requireNonNull(role, "role");
-        for (;;) {
-            final ConsumerRole current = consumerRole;
-            if (current == null) {
-                if (CONSUMER_ROLE.compareAndSet(this, null, role)) {
-                    return ROLE_ACQUIRED;
-                }
-                continue;
-            }
-            if (!current.isCancelled()) {
-                return ROLE_REFUSED;
-            }
-            final ConsumerRole next = nextConsumerRole;
-            if (next != null && !next.isCancelled()) {
-                return ROLE_REFUSED;
-            }
-            if (!NEXT_CONSUMER_ROLE.compareAndSet(this, next, role)) {
-                continue;
-            }
-            // NOTE: the holder may have detached between our read of consumerRole and the CAS above, seeing no
-            // successor; hand off ourselves. handOff() is idempotent, so racing with the holder is benign.
-            if (consumerRole == null && handOff() == role) {
-                return ROLE_ACQUIRED;
-            }
-            return ROLE_QUEUED;
-        }
+        return roles.attach(role);
     }
 
     /**
@@ -1222,31 +758,12 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * thread that ran it. Hands the role to a queued successor and wakes it. Any thread.
      */
     public final void detachConsumer(ConsumerRole role) {
-        if (CONSUMER_ROLE.compareAndSet(this, role, null)) {
-            final ConsumerRole next = handOff();
-            if (next != null) {
-                next.wake();
-            }
-        }
+        roles.detach(role);
     }
 
     /** @return the role holder now, or null */
     public final ConsumerRole consumerRole() {
-        return consumerRole;
-    }
-
-    /** Moves a queued successor into the empty role; returns it, or null if there was none or the role is taken. */
-    private ConsumerRole handOff() {
-        for (;;) {
-            final ConsumerRole next = nextConsumerRole;
-            if (next == null || consumerRole != null) {
-                return null;
-            }
-            if (CONSUMER_ROLE.compareAndSet(this, null, next)) {
-                NEXT_CONSUMER_ROLE.compareAndSet(this, next, null);
-                return next;
-            }
-        }
+        return roles.lvHolder();
     }
 
     // ------------------------------------------------------------------ close
@@ -1262,7 +779,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     }
 
     private void close0(Object state) {
-        if (CLOSE_STATE.compareAndSet(this, null, state) && state != NORMAL_CLOSE) { // the first closer decides
+        if (casCloseState(null, state) && state != NORMAL_CLOSE) { // the first closer decides
             MailboxEvents.closedExceptionally(this, (Throwable) state); // JFR ClosedExceptionally, if recorded
         }
         for (;;) {
@@ -1293,7 +810,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
 
     /** @return the cause of an exceptional close, or null */
     public final Throwable closeCause() {
-        final Object state = closeState;
+        final Object state = lvCloseState();
         return state instanceof Throwable ? (Throwable) state : null;
     }
 
@@ -1336,9 +853,8 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         final long received = lvConsumerIndex();
         final long admitted = admitted();
         return new MailboxStats(name, capacity, (int) Math.max(0L, Math.min(capacity, admitted - received)),
-                admitted, received, (long) REFUSED.getVolatile(this), (long) REJECTED_CLOSED.getVolatile(this),
-                highWaterMark, lvReserved(), waiters.parkedProducers(), waiters.consumerWaiting(),
-                (long) PRODUCER_PARKS.getVolatile(this), (long) CONSUMER_PARKS.getOpaque(this));
+                admitted, received, lvRefused(), lvRejectedClosed(), lvHighWaterMark(), lvReserved(),
+                waiters.parkedProducers(), waiters.consumerWaiting(), lvProducerParks(), loConsumerParks());
     }
 
     /**
@@ -1349,7 +865,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      */
     public final int resetHighWaterMark() {
         final int size = (int) Math.max(0L, Math.min(capacity, admitted() - lvConsumerIndex()));
-        return (int) HIGH_WATER_MARK.getAndSet(this, size);
+        return xchgHighWaterMark(size);
     }
 
     /**

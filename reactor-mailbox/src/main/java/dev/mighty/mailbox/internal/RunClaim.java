@@ -5,9 +5,11 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The batched send of {@link MailboxRing} ({@code trySendMany}, {@code sendMany}): a run of messages claimed with
- * one CAS on the producer word instead of one per message, in its own class so the ring keeps one concern per
- * section. Static methods on the ring's producer-side fields; not API.
+ * The batched and reserved claims of {@link MailboxRing} ({@code trySendMany}, {@code sendMany},
+ * {@code sendReserved}, {@code sendReservedMany}): a run of messages claimed with one CAS on the producer word
+ * instead of one per message. Static methods on the ring's producer-side fields; not API. With
+ * {@link MailboxRing#claim()} these are the ring's three claim loops: a single plain claim (the hot path), a plain
+ * run cut to the room ({@link #claimRun}), and an exact reserved run ({@link #claimReserved}).
  *
  * <h2>Threads</h2>
  * Any producer thread, as for {@link MailboxRing#trySend}. The batch belongs to the caller and must not change
@@ -70,7 +72,7 @@ final class RunClaim {
             throw ring.rejectClosed("trySendMany");
         }
         if (k < n) {
-            MailboxRing.REFUSED.getAndAdd(ring, 1L); // the run was cut short, or refused whole, because it is full
+            ring.countRefused(); // the run was cut short, or refused whole, because it is full
         }
         return k;
     }
@@ -122,30 +124,50 @@ final class RunClaim {
      * @return {@code n}, or 0 if the mailbox is closed
      */
     static <E> int sendReservedRun(MailboxRing<E> ring, List<? extends E> list, int from, int n) {
+        final long index = claimReserved(ring, n, "sendReservedMany");
+        if (index < 0) {
+            return 0;
+        }
+        publishRun(ring, list, null, from, index, n);
+        return n;
+    }
+
+    /**
+     * The reserved claim of {@code sendReserved} and {@code sendReservedMany}: claims exactly {@code n} slots with one
+     * CAS and no reservation check (the caller's {@code n} permits are the room), then takes the {@code n} permits
+     * with one update. On a closed mailbox the permits are given back (never below zero: a caller without them, an
+     * upstream breaking §1.3, must not make the count lie); the close woke every room waiter.
+     *
+     * @return the first claimed index, or {@link MailboxRing#CLAIM_CLOSED}
+     * @throws ReservationInvariantException if {@code n} slots are not free although permits are outstanding
+     */
+    static <E> long claimReserved(MailboxRing<E> ring, int n, String op) {
         final int capacity = ring.capacity;
         long limit = ring.lvProducerLimit();
         for (;;) {
             final long word = ring.lvProducerIndex();
             if ((word & MailboxRing.CLOSED) != 0) {
-                ring.takePermits(n); // give the run's permits back, as sendReserved gives back its one
-                MailboxRing.REJECTED_CLOSED.getAndAdd(ring, 1L);
-                return 0;
+                ring.takePermits(n);
+                ring.xaddRejectedClosed(1L);
+                return MailboxRing.CLAIM_CLOSED;
             }
             final long index = word >>> MailboxRing.INDEX_SHIFT;
             if (index + n > limit) {
                 limit = ring.lvConsumerIndex() + capacity; // pairs with soConsumerIndex in poll()
                 if (index + n > limit) {
-                    throw new ReservationInvariantException("sendReservedMany found no room for " + n
-                            + " reserved slots with permits outstanding: name=" + ring.name + ", capacity=" + capacity
-                            + ", reserved=" + ring.lvReserved());
+                    throw new ReservationInvariantException(op + " found no room for " + n + " reserved slots with "
+                            + "permits outstanding (an over-grant, or a caller spending permits it does not hold): name="
+                            + ring.name + ", capacity=" + capacity + ", reserved=" + ring.lvReserved()
+                            + ", size=" + ring.size());
                 }
                 ring.soProducerLimit(limit);
             }
             if (ring.casProducerIndex(word, (index + n) << MailboxRing.INDEX_SHIFT)) {
-                // NOTE: as in sendReserved, the run counts as occupied and as reserved until this update: conservative
+                // NOTE: the run counts as occupied and as reserved until this update: only conservative. Decrement-if-
+                // positive: callers racing without permits must not drive the count below zero; the permit holder they
+                // robbed then finds the ring full and gets the exception above.
                 ring.takePermits(n);
-                publishRun(ring, list, null, from, index, n);
-                return n;
+                return index;
             }
         }
     }
@@ -218,7 +240,7 @@ final class RunClaim {
                 return sent;
             }
             if (waited == RingWaiters.TIMED_OUT) {
-                MailboxRing.REFUSED.getAndAdd(ring, 1L);
+                ring.countRefused();
                 return sent;
             }
             woken |= waited == RingWaiters.RETRY_WOKEN;
@@ -231,7 +253,7 @@ final class RunClaim {
         if (sent == 0) {
             throw ring.rejectClosed("sendMany");
         }
-        MailboxRing.REJECTED_CLOSED.getAndAdd(ring, 1L);
+        ring.xaddRejectedClosed(1L);
         return sent;
     }
 }
