@@ -34,8 +34,10 @@ import java.util.function.Consumer;
  *
  * <h2>Capacity and reservations</h2>
  * The capacity is rounded up to a power of two, between 1 and 2<sup>30</sup>. "Full" means occupied plus
- * reserved: the Reactive Streams subscriber side reserves slots for the messages it has requested, so
- * <b>Note:</b> {@code trySend} may answer {@code false} while {@link #size()} is below {@link #capacity()}.
+ * reserved: the Reactive Streams subscriber side reserves slots for the messages it has requested.
+ *
+ * <p><b>Note:</b> {@code trySend} may therefore answer {@code false} while {@link #size()} is below
+ * {@link #capacity()}.
  *
  * <h2>Close</h2>
  * Close is linearizable with sends: a send racing {@code close()} either fails with
