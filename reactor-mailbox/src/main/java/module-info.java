@@ -19,6 +19,7 @@ module dev.mighty.mailbox {
     requires static kafka.clients;
     requires static micrometer.core;
     requires static jdk.jfr;
+    requires static org.jspecify;
 
     exports dev.mighty.mailbox;
     exports dev.mighty.mailbox.rs;
