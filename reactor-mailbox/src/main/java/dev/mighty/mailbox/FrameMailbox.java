@@ -5,6 +5,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.mighty.mailbox.internal.MailboxRing;
 
 /**
@@ -194,17 +196,17 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
     }
 
     @Override
-    public MessageFrame tryRecv() {
+    public @Nullable MessageFrame tryRecv() {
         return ring.tryRecv();
     }
 
     @Override
-    public MessageFrame recv() throws InterruptedException {
+    public @Nullable MessageFrame recv() throws InterruptedException {
         return ring.recv();
     }
 
     @Override
-    public MessageFrame recv(Duration timeout) throws InterruptedException {
+    public @Nullable MessageFrame recv(Duration timeout) throws InterruptedException {
         return ring.recv(timeout);
     }
 
@@ -239,7 +241,7 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
     }
 
     @Override
-    public Throwable closeCause() {
+    public @Nullable Throwable closeCause() {
         return ring.closeCause();
     }
 

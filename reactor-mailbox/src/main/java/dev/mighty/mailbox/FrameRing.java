@@ -29,7 +29,7 @@ import dev.mighty.mailbox.internal.MailboxRing;
  * apart, as the per-slot lap flags of the Disruptor's multi-producer sequencer and the phase tag of an NVMe
  * completion queue do. Freeing a slot is therefore only the release store of the consumer index: the consumer
  * reads each slot's line and never writes it, so a line is written by one side only. Measured with
- * {@code bench/ab} (docs/benchmarks.md): about 10% less time per frame on one thread than a "free" mark written by
+ * {@code bench/ab} (docs/benchmarks-log.md): about 10% less time per frame on one thread than a "free" mark written by
  * the consumer, no difference above the noise across cores.
  *
  * <p>The header and payload are written with plain stores by the producer that claimed the slot, then

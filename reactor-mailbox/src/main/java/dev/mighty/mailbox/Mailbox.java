@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A bounded mailbox: any number of producers (one, if built {@link MailboxBuilder#singleProducer()
  * single-producer}) send messages to exactly one consumer, in FIFO order per producer.
@@ -34,8 +36,10 @@ import java.util.function.Consumer;
  *
  * <h2>Capacity and reservations</h2>
  * The capacity is rounded up to a power of two, between 1 and 2<sup>30</sup>. "Full" means occupied plus
- * reserved: the Reactive Streams subscriber side reserves slots for the messages it has requested, so
- * <b>Note:</b> {@code trySend} may answer {@code false} while {@link #size()} is below {@link #capacity()}.
+ * reserved: the Reactive Streams subscriber side reserves slots for the messages it has requested.
+ *
+ * <p><b>Note:</b> {@code trySend} may therefore answer {@code false} while {@link #size()} is below
+ * {@link #capacity()}.
  *
  * <h2>Close</h2>
  * Close is linearizable with sends: a send racing {@code close()} either fails with
@@ -240,7 +244,7 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
      *
      * @return the oldest message, or {@code null} if there is none now (empty, or closed and drained)
      */
-    T tryRecv();
+    @Nullable T tryRecv();
 
     /**
      * Receives, parking while the mailbox is empty. Consumer only.
@@ -249,7 +253,7 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
      * @throws InterruptedException if the thread is interrupted on entry or while parked
      * @throws MailboxClosedException (with the cause) once the mailbox was closed exceptionally and is drained
      */
-    T recv() throws InterruptedException;
+    @Nullable T recv() throws InterruptedException;
 
     /**
      * Receives, parking at most {@code timeout} while the mailbox is empty. Consumer only.
@@ -263,7 +267,7 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
      * @throws InterruptedException if the thread is interrupted on entry or while parked
      * @throws MailboxClosedException (with the cause) once the mailbox was closed exceptionally and is drained
      */
-    T recv(Duration timeout) throws InterruptedException;
+    @Nullable T recv(Duration timeout) throws InterruptedException;
 
     /**
      * Hands up to {@code max} of the messages present now to {@code sink}, oldest first. Consumer only.
@@ -327,7 +331,7 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
     boolean isTerminated();
 
     /** @return the cause given to {@code closeExceptionally}, or {@code null} */
-    Throwable closeCause();
+    @Nullable Throwable closeCause();
 
     /** @return the capacity, a power of two */
     int capacity();

@@ -87,7 +87,6 @@ public final class MailboxBuilder<T> {
         return this;
     }
 
-    /** @return a new reference mailbox */
     /**
      * How {@code recv} and {@code recvMany} wait on an empty mailbox before they park: {@link WaitPolicy#defaults()}
      * unless given. The faces that drain on other threads take their own policy (see {@link WaitPolicy}).

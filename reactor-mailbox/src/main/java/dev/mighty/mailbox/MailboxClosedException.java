@@ -1,5 +1,7 @@
 package dev.mighty.mailbox;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Thrown by a send on a closed mailbox, and by {@link Mailbox#recv()} and {@link Mailbox#recvMany} once a
  * mailbox closed with {@link Mailbox#closeExceptionally(Throwable)} has been drained; in that case
@@ -15,7 +17,7 @@ public final class MailboxClosedException extends IllegalStateException {
      * @param message what was attempted
      * @param cause the cause given to {@code closeExceptionally}, or {@code null} for a normal close
      */
-    public MailboxClosedException(String message, Throwable cause) {
+    public MailboxClosedException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

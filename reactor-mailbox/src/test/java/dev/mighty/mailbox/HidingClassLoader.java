@@ -9,7 +9,7 @@ import org.reactivestreams.Publisher;
 
 /**
  * For the tests that prove an optional dependency is optional: a class loader that sees only the library's
- * {@code target/classes} and its two compile dependencies (reactive-streams, jctools), whose parent is the platform
+ * {@code target/classes} and its one compile dependency (reactive-streams), whose parent is the platform
  * loader (so nothing of the test class path leaks in), and that refuses every class under one package prefix
  * outright, recording each attempt. Classes load child-first from those three locations.
  */
@@ -34,7 +34,6 @@ public final class HidingClassLoader extends URLClassLoader {
         return new HidingClassLoader(hiddenPrefix, dependency, new URL[] {
             locationOf(Mailbox.class),                                       // reactor-mailbox/target/classes
             locationOf(Publisher.class),                                     // reactive-streams
-            locationOf(Class.forName("org.jctools.queues.MpscArrayQueue")),  // jctools
         });
     }
 

@@ -23,31 +23,34 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * <table>
  * <caption>Meters (names with the default prefix {@value #DEFAULT_PREFIX}; base unit {@code messages} unless
  * stated)</caption>
- * <tr><th>name</th><th>type</th><th>value</th></tr>
- * <tr><td>{@code reactor.mailbox.capacity}</td><td>gauge</td><td>{@link Mailbox#capacity()}</td></tr>
- * <tr><td>{@code reactor.mailbox.size}</td><td>gauge</td><td>{@link Mailbox#size()}</td></tr>
- * <tr><td>{@code reactor.mailbox.high.water}</td><td>gauge</td><td>the high-water mark</td></tr>
- * <tr><td>{@code reactor.mailbox.reserved}</td><td>gauge</td><td>slots reserved by a subscriber</td></tr>
- * <tr><td>{@code reactor.mailbox.admitted}</td><td>function counter</td><td>messages admitted</td></tr>
- * <tr><td>{@code reactor.mailbox.received}</td><td>function counter</td><td>messages received</td></tr>
- * <tr><td>{@code reactor.mailbox.refused}</td><td>function counter</td><td>sends refused, full</td></tr>
- * <tr><td>{@code reactor.mailbox.rejected}</td><td>function counter</td><td>sends rejected, closed</td></tr>
- * <tr><td>{@code reactor.mailbox.producers.parked}</td><td>gauge ({@code threads})</td><td>producers parked
- * now</td></tr>
- * <tr><td>{@code reactor.mailbox.consumer.parked}</td><td>gauge (no unit)</td><td>1 if the consumer waits for
- * data, else 0</td></tr>
- * <tr><td>{@code reactor.mailbox.producer.parks}</td><td>function counter ({@code events})</td><td>times a
- * producer parked on the full mailbox (or a subscriber waited for room)</td></tr>
- * <tr><td>{@code reactor.mailbox.consumer.parks}</td><td>function counter ({@code events})</td><td>times the
- * consumer parked on the empty mailbox (or a publisher's drain waited for data)</td></tr>
- * <tr><td>{@code reactor.mailbox.demand}</td><td>gauge (no unit)</td><td>outstanding demand, only with
+ * <tr><th>name</th><th>tags</th><th>type</th><th>value</th></tr>
+ * <tr><td>{@code mailbox.capacity}</td><td></td><td>gauge</td><td>{@link Mailbox#capacity()}</td></tr>
+ * <tr><td>{@code mailbox.size}</td><td></td><td>gauge</td><td>{@link Mailbox#size()}</td></tr>
+ * <tr><td>{@code mailbox.high.water}</td><td></td><td>gauge</td><td>the high-water mark</td></tr>
+ * <tr><td>{@code mailbox.reserved}</td><td></td><td>gauge</td><td>slots reserved by a subscriber</td></tr>
+ * <tr><td>{@code mailbox.admitted}</td><td></td><td>function counter</td><td>messages admitted</td></tr>
+ * <tr><td>{@code mailbox.received}</td><td></td><td>function counter</td><td>messages received</td></tr>
+ * <tr><td>{@code mailbox.refused}</td><td>{@code reason=full}</td><td>function counter</td><td>sends refused
+ * because the mailbox was full</td></tr>
+ * <tr><td>{@code mailbox.refused}</td><td>{@code reason=closed}</td><td>function counter</td><td>sends
+ * rejected because the mailbox was closed</td></tr>
+ * <tr><td>{@code mailbox.parked}</td><td>{@code side=producer}</td><td>gauge ({@code threads})</td><td>producers
+ * parked now on the full mailbox</td></tr>
+ * <tr><td>{@code mailbox.parked}</td><td>{@code side=consumer}</td><td>gauge ({@code threads})</td><td>1 if the
+ * consumer waits for data now, else 0</td></tr>
+ * <tr><td>{@code mailbox.parks}</td><td>{@code side=producer}</td><td>function counter ({@code events})</td>
+ * <td>times a producer parked on the full mailbox (or a subscriber waited for room)</td></tr>
+ * <tr><td>{@code mailbox.parks}</td><td>{@code side=consumer}</td><td>function counter ({@code events})</td>
+ * <td>times the consumer parked on the empty mailbox (or a publisher's drain waited for data)</td></tr>
+ * <tr><td>{@code mailbox.demand}</td><td></td><td>gauge (no unit)</td><td>outstanding demand, only with
  * {@link #withDemand}</td></tr>
  * </table>
- * Every meter carries the tag {@value #MAILBOX_TAG}{@code =}{@link dev.mighty.mailbox.MailboxStats#name() name}
- * plus the caller's tags (a caller's {@value #MAILBOX_TAG} tag replaces ours). The names follow
- * {@code reactor-core-micrometer}: a prefix (there {@code "reactor"} or the sequence's {@code name(String)}),
- * then lower-case dot-separated words, as in {@code reactor.scheduler.tasks.completed} or
- * {@code reactor.flow.duration}; {@link #MailboxMetrics(Mailbox, String, Iterable)} takes another prefix.
+ * Every meter carries the tag {@value #NAME_TAG}{@code =}{@link dev.mighty.mailbox.MailboxStats#name() name}
+ * plus the caller's tags (a caller's {@value #NAME_TAG} tag replaces ours). The names follow Micrometer's own
+ * binders ({@code jvm.memory.used}, {@code executor.completed} with a {@code name} tag): a prefix for the
+ * library, then lower-case dot-separated words, and one meter with a tag ({@value #REASON_TAG},
+ * {@value #SIDE_TAG}) where two counts are two cases of one thing, so that their sum means something;
+ * {@link #MailboxMetrics(Mailbox, String, Iterable)} takes another prefix.
  *
  * <h2>Threads</h2>
  * {@link #bindTo} from any thread. The meters read the mailbox from whichever thread the registry publishes
@@ -71,10 +74,14 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * {@link dev.mighty.mailbox.MailboxBuilder#name(String) name} or tags.
  */
 public final class MailboxMetrics implements MeterBinder {
-    /** The default name prefix, as {@code reactor-core-micrometer}'s. */
-    public static final String DEFAULT_PREFIX = "reactor";
-    /** The tag carrying the mailbox's name. */
-    public static final String MAILBOX_TAG = "mailbox";
+    /** The default name prefix: every meter is named {@code mailbox.<what>}. */
+    public static final String DEFAULT_PREFIX = "mailbox";
+    /** The tag carrying the mailbox's {@linkplain dev.mighty.mailbox.MailboxBuilder#name(String) name}. */
+    public static final String NAME_TAG = "name";
+    /** The tag of {@code mailbox.refused}: {@code full} or {@code closed}. */
+    public static final String REASON_TAG = "reason";
+    /** The tag of {@code mailbox.parked} and {@code mailbox.parks}: {@code producer} or {@code consumer}. */
+    public static final String SIDE_TAG = "side";
 
     private final WeakReference<Mailbox<?>> mailbox;
     private final String prefix;
@@ -83,7 +90,7 @@ public final class MailboxMetrics implements MeterBinder {
     private final ToDoubleFunction<Object> demand;
 
     /**
-     * Binds {@code mailbox} with the default prefix and only the {@value #MAILBOX_TAG} tag.
+     * Binds {@code mailbox} with the default prefix and only the {@value #NAME_TAG} tag.
      *
      * @param mailbox the mailbox to measure, held weakly
      * @throws NullPointerException if {@code mailbox} is null
@@ -93,10 +100,10 @@ public final class MailboxMetrics implements MeterBinder {
     }
 
     /**
-     * Binds {@code mailbox} with the default prefix and {@code tags} added to the {@value #MAILBOX_TAG} tag.
+     * Binds {@code mailbox} with the default prefix and {@code tags} added to the {@value #NAME_TAG} tag.
      *
      * @param mailbox the mailbox to measure, held weakly
-     * @param tags    added to the {@value #MAILBOX_TAG} tag
+     * @param tags    added to the {@value #NAME_TAG} tag
      * @throws NullPointerException if an argument is null
      */
     public MailboxMetrics(Mailbox<?> mailbox, Iterable<Tag> tags) {
@@ -105,14 +112,15 @@ public final class MailboxMetrics implements MeterBinder {
 
     /**
      * @param mailbox the mailbox to measure, held weakly
-     * @param prefix  the first part of every meter name, e.g. {@value #DEFAULT_PREFIX}
-     * @param tags    added to the {@value #MAILBOX_TAG} tag
+     * @param prefix  the first part of every meter name, e.g. {@value #DEFAULT_PREFIX} (the default) or
+     *                {@code "billing.mailbox"}
+     * @param tags    added to the {@value #NAME_TAG} tag
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if {@code prefix} is empty
      */
     public MailboxMetrics(Mailbox<?> mailbox, String prefix, Iterable<Tag> tags) {
         this(new WeakReference<>(Objects.requireNonNull(mailbox, "mailbox")), checkPrefix(prefix),
-                Tags.of(MAILBOX_TAG, mailbox.stats().name()).and(Objects.requireNonNull(tags, "tags")), null, null);
+                Tags.of(NAME_TAG, mailbox.stats().name()).and(Objects.requireNonNull(tags, "tags")), null, null);
     }
 
     private MailboxMetrics(WeakReference<Mailbox<?>> mailbox, String prefix, Tags tags,
@@ -130,7 +138,7 @@ public final class MailboxMetrics implements MeterBinder {
      * @param <M> the mailbox's type
      * @param registry the registry to register the meters with
      * @param mailbox the mailbox to measure, held weakly
-     * @param tags added to the {@value #MAILBOX_TAG} tag
+     * @param tags added to the {@value #NAME_TAG} tag
      * @return {@code mailbox}, for chaining at construction
      * @throws NullPointerException if an argument is null
      */
@@ -155,9 +163,15 @@ public final class MailboxMetrics implements MeterBinder {
     }
 
     /**
-     * Adds a {@code <prefix>.mailbox.demand} gauge: the demand a Reactive Streams adapter has received and not
-     * yet served, which the mailbox itself does not know. For example, with an adapter that exposes it:
-     * {@code new MailboxMetrics(mb).withDemand(publisher, p -> p.requested())}.
+     * Adds a {@code <prefix>.demand} gauge: the demand a consumer face has received and not yet served, which
+     * the mailbox itself does not know. For example, for a {@code MailboxFlux}, whose {@code Scannable} reports
+     * its live subscription's demand:
+     * <pre>{@code
+     * Flux<Order> flux = MailboxFlux.from(orders);
+     * new MailboxMetrics(orders)
+     *         .withDemand(flux, f -> Scannable.from(f).scanOrDefault(Scannable.Attr.REQUESTED_FROM_DOWNSTREAM, 0L))
+     *         .bindTo(registry);
+     * }</pre>
      *
      * @param <S>     the adapter's type
      * @param source  the adapter, held weakly
@@ -182,52 +196,56 @@ public final class MailboxMetrics implements MeterBinder {
         if (mb == null) {
             return;
         }
-        gauge(registry, "capacity", mb, Mailbox::capacity, BaseUnits.MESSAGES,
+        gauge(registry, "capacity", Tags.empty(), mb, Mailbox::capacity, BaseUnits.MESSAGES,
                 "The mailbox's capacity, a power of two");
-        gauge(registry, "size", mb, Mailbox::size, BaseUnits.MESSAGES,
+        gauge(registry, "size", Tags.empty(), mb, Mailbox::size, BaseUnits.MESSAGES,
                 "Messages admitted and not yet received");
-        gauge(registry, "high.water", mb, m -> m.stats().highWaterMark(), BaseUnits.MESSAGES,
+        gauge(registry, "high.water", Tags.empty(), mb, m -> m.stats().highWaterMark(), BaseUnits.MESSAGES,
                 "The highest size seen since creation or the last resetHighWaterMark() (sampled: a lower bound)");
-        gauge(registry, "reserved", mb, m -> m.stats().reserved(), BaseUnits.MESSAGES,
+        gauge(registry, "reserved", Tags.empty(), mb, m -> m.stats().reserved(), BaseUnits.MESSAGES,
                 "Slots reserved by a subscriber for messages it requested and has not yet sent");
-        counter(registry, "admitted", mb, m -> m.stats().admitted(), BaseUnits.MESSAGES,
+        counter(registry, "admitted", Tags.empty(), mb, m -> m.stats().admitted(), BaseUnits.MESSAGES,
                 "Messages admitted since creation");
-        counter(registry, "received", mb, m -> m.stats().received(), BaseUnits.MESSAGES,
+        counter(registry, "received", Tags.empty(), mb, m -> m.stats().received(), BaseUnits.MESSAGES,
                 "Messages received since creation");
-        counter(registry, "refused", mb, m -> m.stats().refused(), BaseUnits.MESSAGES,
-                "Sends refused because the mailbox was full (trySend false, or a timed send timing out)");
-        counter(registry, "rejected", mb, m -> m.stats().rejectedClosed(), BaseUnits.MESSAGES,
-                "Sends rejected because the mailbox was closed");
-        gauge(registry, "producers.parked", mb, m -> m.stats().parkedProducers(), BaseUnits.THREADS,
-                "Producers parked now on the full mailbox");
-        gauge(registry, "consumer.parked", mb, m -> m.stats().consumerParked() ? 1.0 : 0.0, null,
-                "1 if the consumer is waiting for data now, else 0");
-        counter(registry, "producer.parks", mb, m -> m.stats().producerParks(), BaseUnits.EVENTS,
-                "Times a producer parked on the full mailbox (or a subscriber waited for room)");
-        counter(registry, "consumer.parks", mb, m -> m.stats().consumerParks(), BaseUnits.EVENTS,
-                "Times the consumer parked on the empty mailbox (or a publisher's drain waited for data)");
+        final String refused = "Sends refused: full (trySend false, a timed send timing out) or closed";
+        counter(registry, "refused", Tags.of(REASON_TAG, "full"), mb, m -> m.stats().refused(), BaseUnits.MESSAGES,
+                refused);
+        counter(registry, "refused", Tags.of(REASON_TAG, "closed"), mb, m -> m.stats().rejectedClosed(),
+                BaseUnits.MESSAGES, refused);
+        final String parked = "Threads parked now: producers on the full mailbox, the consumer (0 or 1) for data";
+        gauge(registry, "parked", Tags.of(SIDE_TAG, "producer"), mb, m -> m.stats().parkedProducers(),
+                BaseUnits.THREADS, parked);
+        gauge(registry, "parked", Tags.of(SIDE_TAG, "consumer"), mb, m -> m.stats().consumerParked() ? 1.0 : 0.0,
+                BaseUnits.THREADS, parked);
+        final String parks = "Times a producer parked on the full mailbox (or a subscriber waited for room), or the"
+                + " consumer on the empty one (or a publisher's drain waited for data)";
+        counter(registry, "parks", Tags.of(SIDE_TAG, "producer"), mb, m -> m.stats().producerParks(),
+                BaseUnits.EVENTS, parks);
+        counter(registry, "parks", Tags.of(SIDE_TAG, "consumer"), mb, m -> m.stats().consumerParks(),
+                BaseUnits.EVENTS, parks);
         final Object source = demandSource == null ? null : demandSource.get();
         if (source != null) {
-            gauge(registry, "demand", source, demand, null,
+            gauge(registry, "demand", Tags.empty(), source, demand, null,
                     "Demand received by the adapter and not yet served");
         }
     }
 
-    private <T> void gauge(MeterRegistry registry, String name, T obj, ToDoubleFunction<T> value, String unit,
-            String description) {
+    private <T> void gauge(MeterRegistry registry, String name, Tags which, T obj, ToDoubleFunction<T> value,
+            String unit, String description) {
         // Gauge.builder holds obj weakly unless strongReference(true)
-        Gauge.builder(prefix + ".mailbox." + name, obj, value)
-                .tags(tags)
+        Gauge.builder(prefix + "." + name, obj, value)
+                .tags(tags.and(which))
                 .baseUnit(unit)
                 .description(description)
                 .register(registry);
     }
 
-    private <T> void counter(MeterRegistry registry, String name, T obj, ToDoubleFunction<T> value, String unit,
-            String description) {
+    private <T> void counter(MeterRegistry registry, String name, Tags which, T obj, ToDoubleFunction<T> value,
+            String unit, String description) {
         // FunctionCounter holds obj weakly
-        FunctionCounter.builder(prefix + ".mailbox." + name, obj, value)
-                .tags(tags)
+        FunctionCounter.builder(prefix + "." + name, obj, value)
+                .tags(tags.and(which))
                 .baseUnit(unit)
                 .description(description)
                 .register(registry);
@@ -236,7 +254,7 @@ public final class MailboxMetrics implements MeterBinder {
     private static String checkPrefix(String prefix) {
         Objects.requireNonNull(prefix, "prefix");
         if (prefix.isEmpty()) {
-            throw new IllegalArgumentException("prefix: \"\" (expected: non-empty, e.g. \"reactor\")");
+            throw new IllegalArgumentException("prefix: \"\" (expected: non-empty, e.g. \"mailbox\")");
         }
         return prefix;
     }

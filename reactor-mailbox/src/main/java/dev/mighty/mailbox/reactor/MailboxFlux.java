@@ -113,7 +113,8 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
      *
      * @param <T> the message type
      * @param mailbox the mailbox to receive from; one subscriber at a time
-     * @return a cold, fuseable flux of the mailbox's messages; subscribing attaches as its consumer
+     * @return a live, unicast, fuseable flux of the mailbox's messages: subscribing attaches as the mailbox's
+     *         consumer, and a subscriber after a cancelled one resumes where it stopped
      * @throws NullPointerException if {@code mailbox} is null
      */
     public static <T> Flux<T> from(Mailbox<T> mailbox) {
@@ -127,7 +128,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
      * @param mailbox the mailbox to receive from; one subscriber at a time
      * @param batchSize unfused: the most messages taken per batch; fused: the most polls between two wake-up
      *                  checks for parked producers (capped at the capacity); {@code >= 1}
-     * @return a cold, fuseable flux of the mailbox's messages
+     * @return a live, unicast, fuseable flux of the mailbox's messages
      * @throws NullPointerException if {@code mailbox} is null
      * @throws IllegalArgumentException if {@code batchSize < 1}
      */
@@ -147,7 +148,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
      * @param mailbox the mailbox to receive from; one subscriber at a time
      * @param batchSize as in {@link #from(Mailbox, int)}, {@code >= 1}
      * @param waitPolicy how the fused poller waits on an empty mailbox
-     * @return a cold, fuseable flux of the mailbox's messages
+     * @return a live, unicast, fuseable flux of the mailbox's messages
      * @throws NullPointerException if {@code mailbox} or {@code waitPolicy} is null
      * @throws IllegalArgumentException if {@code batchSize < 1}
      */

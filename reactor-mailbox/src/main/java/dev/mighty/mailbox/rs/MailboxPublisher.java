@@ -17,7 +17,7 @@ import org.reactivestreams.Subscriber;
  * <pre>{@code
  * while (!cancelled && requested > 0) {
  *     int n = 0;
- *     for (T m; n < min(requested, batchSize) && !cancelled && (m = mailbox.poll()) != null; n++) {
+ *     for (T m; n < min(requested, batchSize) && !cancelled && (m = mailbox.tryRecv()) != null; n++) {
  *         downstream.onNext(m);
  *     }
  *     requested -= n;   // once per batch, and one producer wake-up check per batch

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * {@code kafka-clients} is an optional dependency: everything but {@code dev.mighty.mailbox.kafka} must load and
  * work without it. The classes under test are loaded, child-first, by a loader that sees only
- * {@code target/classes} and the two compile dependencies (reactive-streams, jctools), whose parent is the platform
+ * {@code target/classes} and its one compile dependency (reactive-streams), whose parent is the platform
  * loader (so nothing of the test class path leaks in), and that refuses {@code org.apache.kafka.*} outright and
  * records every attempt.
  */

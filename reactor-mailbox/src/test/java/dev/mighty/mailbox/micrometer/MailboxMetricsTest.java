@@ -21,19 +21,25 @@ import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.MessageFrame;
 import dev.mighty.mailbox.internal.MailboxRing;
+import dev.mighty.mailbox.reactor.MailboxFlux;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.reactivestreams.Subscription;
+import reactor.core.Scannable;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Flux;
 
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class MailboxMetricsTest {
-    private static final List<String> NAMES = List.of(
-            "reactor.mailbox.capacity", "reactor.mailbox.size", "reactor.mailbox.high.water",
-            "reactor.mailbox.reserved", "reactor.mailbox.admitted", "reactor.mailbox.received",
-            "reactor.mailbox.refused", "reactor.mailbox.rejected", "reactor.mailbox.producers.parked",
-            "reactor.mailbox.consumer.parked", "reactor.mailbox.producer.parks", "reactor.mailbox.consumer.parks");
+    /** Every meter, as {@code name} or {@code name{key=value}} for the meters that carry a tag of their own. */
+    private static final List<String> METERS = List.of(
+            "mailbox.capacity", "mailbox.size", "mailbox.high.water", "mailbox.reserved", "mailbox.admitted",
+            "mailbox.received", "mailbox.refused{reason=full}", "mailbox.refused{reason=closed}",
+            "mailbox.parked{side=producer}", "mailbox.parked{side=consumer}", "mailbox.parks{side=producer}",
+            "mailbox.parks{side=consumer}");
 
     private final MeterRegistry registry = new SimpleMeterRegistry();
 
@@ -43,15 +49,16 @@ class MailboxMetricsTest {
 
         assertThat(MailboxMetrics.monitor(registry, mb, "service", "billing")).isSameAs(mb);
 
-        assertThat(registry.getMeters().stream().map(m -> m.getId().getName()).collect(Collectors.toList()))
-                .containsExactlyInAnyOrderElementsOf(NAMES);
+        assertThat(registry.getMeters().stream().map(MailboxMetricsTest::key).collect(Collectors.toList()))
+                .containsExactlyInAnyOrderElementsOf(METERS);
         for (Meter meter : registry.getMeters()) {
             assertThat(meter.getId().getTags()).as(meter.getId().getName())
-                    .containsExactlyInAnyOrder(Tag.of("mailbox", "orders"), Tag.of("service", "billing"));
+                    .contains(Tag.of("name", "orders"), Tag.of("service", "billing"))
+                    .allMatch(t -> List.of("name", "service", "reason", "side").contains(t.getKey()));
         }
-        assertThat(registry.get("reactor.mailbox.admitted").functionCounter().getId().getBaseUnit())
+        assertThat(registry.get("mailbox.admitted").functionCounter().getId().getBaseUnit())
                 .isEqualTo("messages");
-        assertThat(registry.get("reactor.mailbox.producers.parked").gauge().getId().getBaseUnit())
+        assertThat(registry.get("mailbox.parked").tag("side", "producer").gauge().getId().getBaseUnit())
                 .isEqualTo("threads");
     }
 
@@ -70,22 +77,22 @@ class MailboxMetricsTest {
         assertThat(mb.trySend("c")).isFalse();
         assertThat(mb.send("d", Duration.ZERO)).isFalse();
         assertMetersEqualStats(mb);
-        assertThat(value("reactor.mailbox.refused")).isEqualTo(2.0);
-        assertThat(value("reactor.mailbox.reserved")).isEqualTo(2.0);
+        assertThat(value("mailbox.refused{reason=full}")).isEqualTo(2.0);
+        assertThat(value("mailbox.reserved")).isEqualTo(2.0);
 
         assertThat(ring.sendReserved("e")).isTrue();
         ring.releaseReserved(1);
         assertThat(mb.tryRecvMany(m -> { }, 10)).isEqualTo(3);
         assertMetersEqualStats(mb);
-        assertThat(value("reactor.mailbox.received")).isEqualTo(3.0);
-        assertThat(value("reactor.mailbox.high.water")).isEqualTo(3.0);
+        assertThat(value("mailbox.received")).isEqualTo(3.0);
+        assertThat(value("mailbox.high.water")).isEqualTo(3.0);
 
         mb.close();
         assertThatThrownBy(() -> mb.trySend("f")).isInstanceOf(MailboxClosedException.class);
         assertMetersEqualStats(mb);
-        assertThat(value("reactor.mailbox.rejected")).isEqualTo(1.0);
-        assertThat(value("reactor.mailbox.size")).isZero();
-        assertThat(value("reactor.mailbox.capacity")).isEqualTo(4.0);
+        assertThat(value("mailbox.refused{reason=closed}")).isEqualTo(1.0);
+        assertThat(value("mailbox.size")).isZero();
+        assertThat(value("mailbox.capacity")).isEqualTo(4.0);
     }
 
     @Test
@@ -98,8 +105,8 @@ class MailboxMetricsTest {
         assertThat(mb.trySend(MessageFrame.of(1, 3L))).isFalse();
 
         assertMetersEqualStats(mb);
-        assertThat(value("reactor.mailbox.size")).isEqualTo(2.0);
-        assertThat(value("reactor.mailbox.refused")).isEqualTo(1.0);
+        assertThat(value("mailbox.size")).isEqualTo(2.0);
+        assertThat(value("mailbox.refused{reason=full}")).isEqualTo(1.0);
     }
 
     @Test
@@ -115,12 +122,12 @@ class MailboxMetricsTest {
             }
         });
         consumer.start();
-        awaitValue("reactor.mailbox.consumer.parked", 1.0);
-        awaitValue("reactor.mailbox.consumer.parks", 1.0); // counted just before the park
+        awaitValue("mailbox.parked{side=consumer}", 1.0);
+        awaitValue("mailbox.parks{side=consumer}", 1.0); // counted just before the park
         assertThat(mb.trySend("for the consumer")).isTrue();
         consumer.join(Hang.TIMEOUT.toMillis());
         assertThat(consumer.isAlive()).isFalse();
-        assertThat(value("reactor.mailbox.consumer.parked")).isZero();
+        assertThat(value("mailbox.parked{side=consumer}")).isZero();
 
         assertThat(mb.trySend("fill")).isTrue();
         final Thread producer = new Thread(() -> {
@@ -131,13 +138,13 @@ class MailboxMetricsTest {
             }
         });
         producer.start();
-        awaitValue("reactor.mailbox.producers.parked", 1.0);
+        awaitValue("mailbox.parked{side=producer}", 1.0);
         assertThat(mb.tryRecv()).isEqualTo("fill");
         producer.join(Hang.TIMEOUT.toMillis());
         assertThat(producer.isAlive()).isFalse();
-        assertThat(value("reactor.mailbox.producers.parked")).isZero();
-        assertThat(value("reactor.mailbox.producer.parks")).as("cumulative").isGreaterThanOrEqualTo(1.0);
-        assertThat(value("reactor.mailbox.consumer.parks")).as("cumulative").isGreaterThanOrEqualTo(1.0);
+        assertThat(value("mailbox.parked{side=producer}")).isZero();
+        assertThat(value("mailbox.parks{side=producer}")).as("cumulative").isGreaterThanOrEqualTo(1.0);
+        assertThat(value("mailbox.parks{side=consumer}")).as("cumulative").isGreaterThanOrEqualTo(1.0);
         assertMetersEqualStats(mb);
     }
 
@@ -145,19 +152,19 @@ class MailboxMetricsTest {
     void shouldUseThePrefixWhenGiven() {
         final Mailbox<String> mb = Mailboxes.<String>builder().name("prefixed").build();
 
-        new MailboxMetrics(mb, "app", Tags.empty()).bindTo(registry);
+        new MailboxMetrics(mb, "app.inbox", Tags.empty()).bindTo(registry);
 
-        assertThat(registry.getMeters()).allSatisfy(m -> assertThat(m.getId().getName()).startsWith("app.mailbox."));
-        assertThat(registry.get("app.mailbox.capacity").gauge().value()).isEqualTo(1024.0);
+        assertThat(registry.getMeters()).allSatisfy(m -> assertThat(m.getId().getName()).startsWith("app.inbox."));
+        assertThat(registry.get("app.inbox.capacity").gauge().value()).isEqualTo(1024.0);
     }
 
     @Test
-    void shouldLetTheCallersMailboxTagReplaceTheName() {
+    void shouldLetTheCallersNameTagReplaceTheName() {
         final Mailbox<String> mb = Mailboxes.bounded(4); // default name "mailbox"
 
-        new MailboxMetrics(mb, Tags.of("mailbox", "inbox-7")).bindTo(registry);
+        new MailboxMetrics(mb, Tags.of("name", "inbox-7")).bindTo(registry);
 
-        assertThat(registry.get("reactor.mailbox.size").tag("mailbox", "inbox-7").gauge().value()).isZero();
+        assertThat(registry.get("mailbox.size").tag("name", "inbox-7").gauge().value()).isZero();
     }
 
     @Test
@@ -167,10 +174,30 @@ class MailboxMetricsTest {
 
         new MailboxMetrics(mb).withDemand(requested, AtomicLong::get).bindTo(registry);
 
-        assertThat(value("reactor.mailbox.demand")).isEqualTo(42.0);
+        assertThat(value("mailbox.demand")).isEqualTo(42.0);
         requested.set(Long.MAX_VALUE);
-        assertThat(value("reactor.mailbox.demand")).isEqualTo((double) Long.MAX_VALUE);
-        assertThat(registry.get("reactor.mailbox.demand").gauge().getId().getTag("mailbox")).isEqualTo("with-demand");
+        assertThat(value("mailbox.demand")).isEqualTo((double) Long.MAX_VALUE);
+        assertThat(registry.get("mailbox.demand").gauge().getId().getTag("name")).isEqualTo("with-demand");
+    }
+
+    @Test
+    void shouldReportAFluxsDemandThroughItsScannableAsTheJavadocShows() {
+        final Mailbox<String> orders = Mailboxes.<String>builder().name("orders").build();
+        final Flux<String> flux = MailboxFlux.from(orders);
+        new MailboxMetrics(orders)
+                .withDemand(flux, f -> Scannable.from(f).scanOrDefault(Scannable.Attr.REQUESTED_FROM_DOWNSTREAM, 0L))
+                .bindTo(registry);
+        assertThat(value("mailbox.demand")).isZero();
+
+        final BaseSubscriber<String> subscriber = new BaseSubscriber<>() {
+            @Override
+            protected void hookOnSubscribe(Subscription subscription) {
+                request(7);
+            }
+        };
+        flux.subscribe(subscriber);
+        assertThat(value("mailbox.demand")).isEqualTo(7.0);
+        subscriber.dispose();
     }
 
     @Test
@@ -183,8 +210,8 @@ class MailboxMetricsTest {
             System.gc();
             Thread.sleep(10);
         }
-        assertThat(registry.get("reactor.mailbox.size").gauge().value()).isNaN();
-        assertThat(registry.get("reactor.mailbox.admitted").functionCounter().count())
+        assertThat(registry.get("mailbox.size").gauge().value()).isNaN();
+        assertThat(registry.get("mailbox.admitted").functionCounter().count())
                 .as("a function counter keeps the last count it read").isEqualTo(1.0);
     }
 
@@ -198,7 +225,7 @@ class MailboxMetricsTest {
                 .hasMessage("tags");
         assertThatThrownBy(() -> new MailboxMetrics(mb, "", Tags.empty()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("prefix: \"\" (expected: non-empty, e.g. \"reactor\")");
+                .hasMessage("prefix: \"\" (expected: non-empty, e.g. \"mailbox\")");
         assertThatThrownBy(() -> new MailboxMetrics(mb).withDemand(null, o -> 0.0))
                 .isInstanceOf(NullPointerException.class).hasMessage("source");
         assertThatThrownBy(() -> new MailboxMetrics(mb).bindTo(null))
@@ -212,31 +239,51 @@ class MailboxMetricsTest {
         final Mailbox<String> mb = Mailboxes.<String>builder().capacity(4).name("collected").build();
         new MailboxMetrics(mb).bindTo(registry);
         assertThat(mb.trySend("x")).isTrue();
-        assertThat(value("reactor.mailbox.size")).isEqualTo(1.0);
-        assertThat(value("reactor.mailbox.admitted")).isEqualTo(1.0);
+        assertThat(value("mailbox.size")).isEqualTo(1.0);
+        assertThat(value("mailbox.admitted")).isEqualTo(1.0);
         return new WeakReference<>(mb);
     }
 
     private void assertMetersEqualStats(Mailbox<?> mb) {
         final MailboxStats stats = mb.stats();
-        assertThat(value("reactor.mailbox.capacity")).isEqualTo(stats.capacity());
-        assertThat(value("reactor.mailbox.size")).isEqualTo(stats.size());
-        assertThat(value("reactor.mailbox.high.water")).isEqualTo(stats.highWaterMark());
-        assertThat(value("reactor.mailbox.reserved")).isEqualTo(stats.reserved());
-        assertThat(value("reactor.mailbox.admitted")).isEqualTo(stats.admitted());
-        assertThat(value("reactor.mailbox.received")).isEqualTo(stats.received());
-        assertThat(value("reactor.mailbox.refused")).isEqualTo(stats.refused());
-        assertThat(value("reactor.mailbox.rejected")).isEqualTo(stats.rejectedClosed());
-        assertThat(value("reactor.mailbox.producers.parked")).isEqualTo(stats.parkedProducers());
-        assertThat(value("reactor.mailbox.consumer.parked")).isEqualTo(stats.consumerParked() ? 1.0 : 0.0);
-        assertThat(value("reactor.mailbox.producer.parks")).isEqualTo(stats.producerParks());
-        assertThat(value("reactor.mailbox.consumer.parks")).isEqualTo(stats.consumerParks());
+        assertThat(value("mailbox.capacity")).isEqualTo(stats.capacity());
+        assertThat(value("mailbox.size")).isEqualTo(stats.size());
+        assertThat(value("mailbox.high.water")).isEqualTo(stats.highWaterMark());
+        assertThat(value("mailbox.reserved")).isEqualTo(stats.reserved());
+        assertThat(value("mailbox.admitted")).isEqualTo(stats.admitted());
+        assertThat(value("mailbox.received")).isEqualTo(stats.received());
+        assertThat(value("mailbox.refused{reason=full}")).isEqualTo(stats.refused());
+        assertThat(value("mailbox.refused{reason=closed}")).isEqualTo(stats.rejectedClosed());
+        assertThat(value("mailbox.parked{side=producer}")).isEqualTo(stats.parkedProducers());
+        assertThat(value("mailbox.parked{side=consumer}")).isEqualTo(stats.consumerParked() ? 1.0 : 0.0);
+        assertThat(value("mailbox.parks{side=producer}")).isEqualTo(stats.producerParks());
+        assertThat(value("mailbox.parks{side=consumer}")).isEqualTo(stats.consumerParks());
     }
 
-    /** The value of the only meter called {@code name}: a gauge's value or a function counter's count. */
-    private double value(String name) {
-        final Meter meter = registry.get(name).meter();
+    /**
+     * The value of the only meter {@code key} names ({@code name} or {@code name{tag=value}}, as in
+     * {@link #METERS}): a gauge's value or a function counter's count.
+     */
+    private double value(String key) {
+        final int brace = key.indexOf('{');
+        final Meter meter = brace < 0 ? registry.get(key).meter()
+                : registry.get(key.substring(0, brace))
+                        .tag(key.substring(brace + 1, key.indexOf('=')), key.substring(key.indexOf('=') + 1,
+                                key.length() - 1))
+                        .meter();
         return meter.measure().iterator().next().getValue();
+    }
+
+    /** @return the meter as {@code name}, or {@code name{tag=value}} with its reason or side tag */
+    private static String key(Meter meter) {
+        final String name = meter.getId().getName();
+        for (String own : List.of("reason", "side")) {
+            final String value = meter.getId().getTag(own);
+            if (value != null) {
+                return name + "{" + own + "=" + value + "}";
+            }
+        }
+        return name;
     }
 
     private void awaitValue(String name, double expected) throws InterruptedException {

@@ -19,9 +19,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * {@code reactor-core} is an optional dependency: the core ({@code dev.mighty.mailbox}) and the Reactive
  * Streams adapters ({@code dev.mighty.mailbox.rs}) must load and work without it. The classes under test are
- * loaded, child-first, by a loader that sees only {@code target/classes} and the two compile dependencies
- * (reactive-streams, jctools), whose parent is the platform loader (so nothing of the test class path leaks in),
- * and that refuses {@code reactor.*} outright. Everything is then driven by reflection, and the Reactive
+ * loaded, child-first, by a loader that sees only {@code target/classes} and the one compile dependency
+ * (reactive-streams; JCTools is a test dependency only), whose parent is the platform loader (so nothing of the
+ * test class path leaks in), and that refuses {@code reactor.*} outright. Everything is then driven by reflection, and the Reactive
  * Streams subscriber is a {@link Proxy} of that loader's {@code Subscriber} interface.
  */
 @Timeout(300)

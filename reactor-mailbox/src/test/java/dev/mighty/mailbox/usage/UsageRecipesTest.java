@@ -203,7 +203,7 @@ class UsageRecipesTest {
         // tag::sizing[]
         Mailbox<String> events = Mailboxes.<String>builder()
                 .capacity(4096)        // the burst producers may get ahead by; rounded up to a power of two
-                .name("events")        // shows in stats, errors and Scannable
+                .name("events")        // shows in stats, JFR events, meters and errors
                 .build();
 
         // batchSize: unfused, the most messages per receive (per onNext burst); fused, the most polls

@@ -180,16 +180,19 @@ final class Report {
             final double b = m.bytesPerMessage();
             final double cpu = m.consumerCpuPerMessage();
             final double wakeups = m.wakeupsPer10M();
-            sb.append(String.format(Locale.ROOT, "| %s%s | %.3f | %,.0f | %.1f | %s | %s | %.2f | %s | %s | %s |%n",
-                    m.name(), m.entry.ours() ? "" : m.outOfProcess != null ? " †" : " *", m.medianNanos() / 1e6,
+            sb.append(String.format(Locale.ROOT, "| %s | %.3f | %,.0f | %.1f | %s | %s | %.2f | %s | %s | %s |%n",
+                    m.name() + (m.entry.ours() ? "" : m.outOfProcess != null ? " †" : " *")
+                            + (Workloads.DRIVEN_EXECUTOR.contains(m.name()) ? " ◇" : ""), m.medianNanos() / 1e6,
                     m.msgsPerSecond(),
                     m.nanosPerMessage(), ratio(m, Workloads.MAILBOX), ratio(m, Workloads.JCTOOLS_SPSC), m.spread(),
                     b < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f", b),
                     cpu < 0 ? (m.deliveredOnProducer ? "n/a ‡" : "n/a") : String.format(Locale.ROOT, "%.1f", cpu),
                     wakeups < 0 ? "-" : String.format(Locale.ROOT, "%,.0f", wakeups)));
         }
-        sb.append("\n`*` comparator. Ratios are of median iteration times (> 1 is slower). B/msg: bytes allocated by both "
-                + "harness threads during the measured iterations, per message. Consumer CPU: thread CPU time "
+        sb.append("\n`*` comparator. `◇` delivers on the harness's consumer thread through an executor it drives (a "
+                + "DrivenExecutor): adapter cost without scheduler cost; the other rows deliver on the thread users "
+                + "would run them on. Ratios are of median iteration times (> 1 is slower). B/msg: bytes allocated "
+                + "by both harness threads during the measured iterations, per message. Consumer CPU: thread CPU time "
                 + "(ThreadMXBean) of the thread that ran onNext or the receive, per message: a row's own executor or "
                 + "scheduler thread over the whole measured phase (its back-off between iterations included), else the "
                 + "harness consumer thread during the iterations; waiting counts, so a spinning consumer is never free. "
@@ -370,13 +373,15 @@ final class Report {
 
     /** A bar per implementation, msgs/s at the median; ours and comparators in two colours. Headless. */
     private void writeChart(Path png) throws IOException {
-        final CategoryChart chart = new CategoryChartBuilder().width(1200).height(700)
+        final CategoryChart chart = new CategoryChartBuilder().width(1200).height(800)
                 .title("mailbox_throughput: msgs/s at the median (" + msgsLabel(header.messages())
                         + " msgs/iter, capacity " + header.capacity() + ", " + header.cores() + " cores; higher is better)")
                 .xAxisTitle("implementation").yAxisTitle("million msgs/s").build();
         final Styler styler = chart.getStyler();
         chart.getStyler().setOverlapped(true);
-        chart.getStyler().setXAxisLabelRotation(30);
+        // Vertical labels, centred under their bars. At 30 degrees XChart ends each label at its tick, so the last
+        // label ran past the chart's right edge and was not drawn: one bar more than labels.
+        chart.getStyler().setXAxisLabelRotation(90);
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
         chart.getStyler().setSeriesColors(new Color[] {new Color(0x2E7D32), new Color(0x9E9E9E), new Color(0x6A8FC8)});
         chart.getStyler().setChartBackgroundColor(Color.WHITE);

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.AbstractCollection;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -75,6 +76,9 @@ final class Workloads {
     static final String REACTOR_SINK = "reactor_sink_mailbox_throughput";
     static final String REACTOR_SINK_SINGLE = "reactor_sink_single_mailbox_throughput";
     static final String SUBMISSION_PUBLISHER = "submission_publisher_mailbox_throughput";
+    /** The rows that deliver on the harness's consumer thread through a {@link DrivenExecutor} it spins on. */
+    static final Set<String> DRIVEN_EXECUTOR = Set.of(PUBLISHER_MAILBOX, FLUX_MAILBOX, REACTOR_SINK,
+            SUBMISSION_PUBLISHER);
 
     /** Payload of {@link #FRAME_MAILBOX}: fits the slot's 48 inline bytes. */
     static final int INLINE_PAYLOAD = 32;

@@ -64,7 +64,7 @@ public class ConsumerCheckBenchmark {
     /**
      * One operation: {@code MESSAGES} messages, spinning then yielding on an empty receive without entering the
      * mailbox's own wait (chosen when the parking {@code recvMany} was bimodal on this machine; see
-     * docs/benchmarks.md for why it was and the fix), so small differences show.
+     * docs/benchmarks-log.md for why it was and the fix), so small differences show.
      */
     static Object consume(Mpsc s, Control control, boolean checked) {
         s.request();
