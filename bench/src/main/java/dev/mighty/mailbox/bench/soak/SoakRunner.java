@@ -303,8 +303,9 @@ public final class SoakRunner implements Callable<Integer> {
                         + "hand-over pauses)%n", millis(latency.getValueAtPercentile(50)),
                 millis(latency.getValueAtPercentile(99)), millis(latency.getValueAtPercentile(99.9)),
                 millis(latency.getMaxValue()));
-        final boolean ok = !stalled && failure == null && lost == 0 && ledger.duplicated() == 0 && ledger.outOfOrder() == 0
-                && ledger.overlaps() == 0 && ledger.beyondDemandCount() == 0 && ledger.received() == total;
+        final boolean ok = !stalled && failure == null && lost == 0 && ledger.duplicated() == 0
+                && ledger.outOfOrder() == 0 && ledger.overlaps() == 0 && ledger.beyondDemandCount() == 0
+                && ledger.received() == total;
         out.printf(Locale.ROOT, "soak  messages=%d  lost=%d  duplicated=%d  out_of_order=%d  beyond_demand=%d  "
                         + "overlaps=%d  max_latency=%s  duration=%s  rate=%.0f/s  %s%n", ledger.received(), lost,
                 ledger.duplicated(), ledger.outOfOrder(), ledger.beyondDemandCount(), ledger.overlaps(),
