@@ -201,15 +201,15 @@ public final class SoakRunner implements Callable<Integer> {
             out.printf(Locale.ROOT, "soak  subscriber prefetch: %s (sum %d, capacity %d)%n", prefetches,
                     upstreams.stream().mapToInt(UpstreamProducer::prefetch).sum(), mailbox.capacity());
         }
-        final AtomicBoolean stopUpstreams = new AtomicBoolean();
+        final Sinks.One<Boolean> stopUpstreams = Sinks.one();
         final CountDownLatch upstreamsEnded = new CountDownLatch(upstreams.size());
         final Sinks.Empty<SoakLedger.Message> release = Sinks.empty();
         final long start = System.nanoTime();
         final long end = start + duration.toNanos();
         producerThreads.forEach(Thread::start);
         for (UpstreamProducer u : upstreams) {
-            u.start(mailbox, random.nextBoolean() ? Schedulers.parallel() : Schedulers.boundedElastic(), stopUpstreams,
-                    upstreamsEnded, release.asMono(), failure);
+            u.start(mailbox, random.nextBoolean() ? Schedulers.parallel() : Schedulers.boundedElastic(),
+                    stopUpstreams.asMono(), upstreamsEnded, release.asMono(), failure);
         }
         final StallWatch watch = StallWatch.start(ledger::received, () -> "mailbox: " + mailbox.stats()
                 + "\ncloseCause: " + mailbox.closeCause(), Duration.ofSeconds(stallSeconds));
@@ -246,9 +246,9 @@ public final class SoakRunner implements Callable<Integer> {
                     t.join(100);
                 }
             }
-            // Then the upstreams: each finishes its segment and waits, idle, for the release. Stopped after the raw
+            // Then the upstreams: each stops at once and waits, idle, for the release. Stopped after the raw
             // senders, because an idle upstream keeps its reservations: a raw send could wait for them forever.
-            stopUpstreams.set(true);
+            stopUpstreams.tryEmitValue(true);
             upstreamsEnded.await(); // the stall watch ends a wait that never does
             for (UpstreamProducer u : upstreams) {
                 sent[u.producer()] = u.sent();
@@ -271,7 +271,7 @@ public final class SoakRunner implements Callable<Integer> {
         } finally {
             watch.close();
             stop.set(true);
-            stopUpstreams.set(true);
+            stopUpstreams.tryEmitValue(true);
             executor.shutdownNow();
             publishOn.dispose();
         }

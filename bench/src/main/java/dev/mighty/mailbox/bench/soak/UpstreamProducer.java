@@ -22,10 +22,10 @@ import reactor.core.scheduler.Scheduler;
  *
  * <p>The upstream is long-lived: finite segments of 1 .. 4 × capacity messages, each followed (three times in
  * four) by a pause of up to {@link #MAX_PAUSE} during which the upstream is idle and its subscriber keeps what
- * it reserved, repeated until the soak's stop flag is up. Then it counts down {@code ended} (it will emit
- * nothing more, so {@link #sent()} is final) and completes only once {@code release} completes: the soak
- * releases every upstream together, after the raw senders have stopped, because today's
- * {@code MailboxSubscriber.onComplete} closes the mailbox for everyone.
+ * it reserved, repeated until the soak's stop signal (which ends it at once, demand or not). Then it counts
+ * down {@code ended} (it will emit nothing more, so {@link #sent()} is final) and completes only once
+ * {@code release} completes: the soak releases every upstream together, after the raw senders have stopped,
+ * because today's {@code MailboxSubscriber.onComplete} closes the mailbox for everyone.
  *
  * <p>Threads: the upstream runs on the scheduler's workers (and on the timer's after a pause), serially;
  * {@link #sent()} is read by the controller after {@code ended} (happens-before through the latch) or, racily,
@@ -65,24 +65,27 @@ final class UpstreamProducer {
     /**
      * Subscribes this producer's upstream to its own {@link MailboxSubscriber} and returns at once.
      *
-     * @param stop     when up, the upstream stops after the current segment
+     * @param stop     when it emits, the upstream stops at once, with or without demand, and holds nothing it
+     *                 waits for (an upstream that finished its segment first and waited for the others would
+     *                 keep its reservations from one still waiting for room: the hold-and-wait of issue 18)
      * @param ended    counted down once the upstream will emit nothing more: its segments are over, or it was
      *                 cancelled (the mailbox was closed early: the run fails anyway)
      * @param release  completes when the upstream may complete (and, today, close the mailbox)
      * @param failure  receives an upstream error
      */
-    void start(Mailbox<SoakLedger.Message> mailbox, Scheduler scheduler, AtomicBoolean stop, CountDownLatch ended,
+    void start(Mailbox<SoakLedger.Message> mailbox, Scheduler scheduler, Mono<?> stop, CountDownLatch ended,
             Mono<SoakLedger.Message> release, AtomicReference<Throwable> failure) {
         final int segmentMax = 4 * mailbox.capacity();
         final Flux<SoakLedger.Message> segments = Flux.defer(() -> {
-            final Flux<SoakLedger.Message> segment = Flux.range(0, 1 + random.nextInt(segmentMax))
-                    .map(i -> next());
+            final Flux<Integer> segment = Flux.range(0, 1 + random.nextInt(segmentMax));
             if (random.nextInt(4) == 0) {
                 return segment;
             }
             return segment.concatWith(Mono.delay(Duration.ofNanos(random.nextLong(MAX_PAUSE.toNanos())))
                     .then(Mono.empty())); // idle, holding its reservations
-        }).repeat(() -> !stop.get());
+        }).repeat()
+                .takeUntilOther(stop)
+                .map(i -> next()); // numbered after takeUntilOther, which may drop one in flight at the stop
         final Consumer<Throwable> onError = e -> failure.compareAndSet(null, e);
         final Runnable end = () -> {
             if (endCounted.compareAndSet(false, true)) {
