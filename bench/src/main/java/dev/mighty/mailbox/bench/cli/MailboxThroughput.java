@@ -98,6 +98,17 @@ public final class MailboxThroughput implements Callable<Integer> {
                     + "out-of-process. A program that is not built is skipped (and said so).")
     Path nativeDir;
 
+    @Option(names = "--crowds", description = "After the other rows, add the crowd rows: 10,000 virtual-thread "
+            + "producers x 10 msgs on a mailbox of 64 (JDK 21+) and 64 platform producers on a mailbox of 8, each "
+            + "against ArrayBlockingQueue (not in the default run: on a 2-core machine they take from tens of "
+            + "seconds to minutes). --only selects among them too.")
+    boolean crowds;
+
+    @Option(names = "--crowd-iterations", paramLabel = "N", description = "Measured crowds per crowd row, after a "
+            + "quarter as many warm-up crowds (default: " + Crowds.DEFAULT_ITERATIONS + ", --quick: "
+            + Crowds.QUICK_ITERATIONS + ").")
+    Integer crowdIterations;
+
     @Option(names = "--list", description = "List the implementations and exit.")
     boolean list;
 
@@ -153,6 +164,11 @@ public final class MailboxThroughput implements Callable<Integer> {
                 entries.add(e);
             }
         }
+        final List<Crowds.Row> crowdRows = crowds ? Crowds.select(n -> only == null || only.matcher(n).find())
+                : List.of();
+        final int crowdIterations = this.crowdIterations != null ? this.crowdIterations : quick
+                ? Crowds.QUICK_ITERATIONS : Crowds.DEFAULT_ITERATIONS;
+        checkPositive("crowd-iterations", crowdIterations, 1);
         if (list) {
             for (Workloads.Entry e : Workloads.all()) {
                 stdout.printf(Locale.ROOT, "%-42s %s%n", e.name(), e.description());
@@ -160,11 +176,25 @@ public final class MailboxThroughput implements Callable<Integer> {
             for (Workloads.Entry e : Workloads.actorRuntime()) {
                 stdout.printf(Locale.ROOT, "%-42s %s (--actors)%n", e.name(), e.description());
             }
+            for (Crowds.Row r : Crowds.all()) {
+                stdout.printf(Locale.ROOT, "%-42s %s (--crowds)%n", r.name(), r.description());
+            }
+            return 0;
+        }
+        if (entries.isEmpty() && !crowdRows.isEmpty()) {
+            stdout.print(Report.header(new Report.Header(command(), jvm(), Runtime.getRuntime().availableProcessors(),
+                    System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
+                            + System.getProperty("os.arch"), "crowd rows only (--only matches no other row)", msgs,
+                    capacity, batch, 0, crowdIterations)));
+            stdout.println();
+            stdout.print(runCrowds(crowdRows, crowdIterations));
+            stdout.flush();
             return 0;
         }
         if (entries.isEmpty()) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--only: " + only
-                    + " matches no implementation (see --list" + (actors ? "" : "; the Pekko rows need --actors") + ")");
+                    + " matches no implementation (see --list" + (actors ? "" : "; the Pekko rows need --actors")
+                    + (crowds ? "" : "; the crowd rows need --crowds") + ")");
         }
 
         final Report.Header header = new Report.Header(command(), jvm(), Runtime.getRuntime().availableProcessors(),
@@ -252,11 +282,19 @@ public final class MailboxThroughput implements Callable<Integer> {
         }
         final Report report = new Report(header, measurements, pingStart, pingEnd, gc);
         report.latency = latency;
+        if (!crowdRows.isEmpty()) {
+            report.crowds = runCrowds(crowdRows, crowdIterations);
+        }
         stdout.print(report.console());
         final List<Path> files = report.write(out);
         stdout.println("Wrote " + files.stream().map(Path::toString).reduce((a, b) -> a + ", " + b).orElse(""));
         stdout.flush();
         return 0;
+    }
+
+    /** Runs the crowd rows ({@code --crowds}) and returns their section. */
+    private String runCrowds(List<Crowds.Row> rows, int iterations) throws InterruptedException {
+        return Crowds.run(rows, Math.max(1, iterations / 4), iterations, batch, stderr);
     }
 
     /** Runs the programs of {@code --native} one after the other and adds their rows. */

@@ -115,6 +115,8 @@ final class Report {
     private final int nameColumn;
     /** The lone-message latency table ({@link Latency#table}), or null when skipped. */
     String latency;
+    /** The crowd rows' section ({@link Crowds#run}), or null without {@code --crowds}. */
+    String crowds;
 
     Report(Header header, List<Measurement> rows, double pingPongStart, double pingPongEnd, String gc) {
         this.header = header;
@@ -147,6 +149,11 @@ final class Report {
 
     /** One reference-format line, e.g. {@code mailbox_throughput   median=     0.221 ms  p95=  ...}. */
     String line(Measurement m) {
+        return line(m, nameColumn);
+    }
+
+    /** As {@link #line(Measurement)}, with the name padded to {@code nameColumn}. */
+    static String line(Measurement m, int nameColumn) {
         return String.format(Locale.ROOT, "%-" + nameColumn + "smedian=%10.3f ms  p95=%10.3f ms  p99=%10.3f ms  (%s msgs/iter)",
                 m.name(), m.medianNanos() / 1e6, m.p95Nanos() / 1e6, m.p99Nanos() / 1e6,
                 msgsLabel(m.messagesPerIteration));
@@ -247,7 +254,8 @@ final class Report {
     String console() {
         return lines() + "\n" + pingPong() + "\n\n" + table() + "\nExpectations (ratios of medians, this run):\n"
                 + expectations() + (stats().isEmpty() ? "" : "\nMailbox stats at the end:\n" + stats())
-                + "\n" + gc + "\n" + (latency == null ? "" : "\n" + latency);
+                + "\n" + gc + "\n" + (latency == null ? "" : "\n" + latency)
+                + (crowds == null ? "" : "\n" + crowds);
     }
 
     String markdown() {
@@ -264,7 +272,8 @@ final class Report {
                 + "Expectations (ratios of medians, this run):\n\n" + expectations() + "\n"
                 + "![msgs/s per implementation](" + CHART + ")\n"
                 + (stats().isEmpty() ? "" : "\nMailbox stats at the end:\n\n```text\n" + stats() + "```\n")
-                + (latency == null ? "" : "\n### Lone-message latency\n\n" + latency);
+                + (latency == null ? "" : "\n### Lone-message latency\n\n" + latency)
+                + (crowds == null ? "" : "\n### Crowds\n\n" + crowds);
     }
 
     String json() {

@@ -1,8 +1,6 @@
 package dev.mighty.mailbox.bench.cli;
 
 import java.nio.ByteBuffer;
-import java.util.AbstractCollection;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -25,6 +23,7 @@ import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.WaitPolicy;
+import dev.mighty.mailbox.bench.DrainTarget;
 import dev.mighty.mailbox.bench.DrivenExecutor;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import dev.mighty.mailbox.rs.MailboxProcessor;
@@ -956,7 +955,7 @@ final class Workloads {
         private final ArrayBlockingQueue<Integer> queue;
         private final Integer[] payload;
         private final ObjectCheck check = new ObjectCheck(ABQ);
-        private final DrainTarget target = new DrainTarget(check);
+        private final DrainTarget<Integer> target = new DrainTarget<>(check);
         private final int batch;
 
         Abq(Setup s) {
@@ -978,7 +977,7 @@ final class Workloads {
         public void consume(int n) throws InterruptedException {
             final ArrayBlockingQueue<Integer> queue = this.queue;
             final ObjectCheck check = this.check;
-            final DrainTarget target = this.target;
+            final DrainTarget<Integer> target = this.target;
             final int batch = this.batch;
             check.begin(n);
             for (int r; (r = check.remaining()) > 0; ) {
@@ -988,31 +987,6 @@ final class Workloads {
                 }
             }
             check.verify();
-        }
-    }
-
-    /** A collection that hands what {@code drainTo} adds straight to the check: no copy, no allocation. */
-    static final class DrainTarget extends AbstractCollection<Integer> {
-        private final ObjectCheck check;
-
-        DrainTarget(ObjectCheck check) {
-            this.check = check;
-        }
-
-        @Override
-        public boolean add(Integer value) {
-            check.accept(value);
-            return true;
-        }
-
-        @Override
-        public Iterator<Integer> iterator() {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public int size() {
-            return 0;
         }
     }
 

@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -31,7 +32,10 @@ import org.HdrHistogram.Histogram;
 import org.reactivestreams.Publisher;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -45,29 +49,58 @@ import reactor.core.scheduler.Schedulers;
  * reports messages, lost, duplicated, out of order and the latency (HdrHistogram). Exit code 0 only if nothing
  * was lost, duplicated, reordered or delivered beyond demand, and no two consumers overlapped.
  *
+ * <p>Two kinds of producer share the mailbox: raw senders (threads mixing {@code send}, {@code send(timeout)}
+ * and {@code trySend}) and upstreams that feed it through a {@code MailboxSubscriber} each, with a random
+ * prefetch ({@link UpstreamProducer}: long-lived, in segments with idle pauses, so reservations are held while
+ * nothing is sent). Both book the same way, one sequence per producer. {@code --small} runs them on a mailbox of
+ * {@value #SMALL_CAPACITY}, where the prefetches add up past the capacity.
+ *
+ * <p>A stall watch fails the run ("STALLED", exit code 1) when no message is delivered for
+ * {@code --stall-seconds}, printing {@code stats()}, {@code closeCause()} and the threads' top frames.
+ *
  * <p>The latency is send-to-delivery and includes the pauses between legs (a cancelled subscription's messages
  * wait for the next one), so its maximum is dominated by the hand-overs, not by the mailbox.
  *
- * <p>Usage: {@code java -cp bench/target/mailbox-bench.jar dev.mighty.mailbox.bench.soak.SoakRunner --duration 10m}.
+ * <p>Usage: {@code java -cp bench/target/mailbox-bench.jar dev.mighty.mailbox.bench.soak.SoakRunner --duration 10m},
+ * and the small-capacity form {@code ... SoakRunner --duration 10m --small}.
  */
 @Command(name = "soak", mixinStandardHelpOptions = true, sortOptions = false,
         version = "soak (reactor-mailbox reliability)",
         description = {"Runs producers into one mailbox while the consumer side changes hands (MailboxPublisher,",
-                "MailboxFlux, recvMany) with random demand and cancel/resubscribe; checks every message arrives",
-                "exactly once and in order per producer. Exit code 1 if anything was lost, duplicated or reordered."})
+                "MailboxFlux, recvMany) with random demand and cancel/resubscribe; raw senders and upstreams into",
+                "MailboxSubscribers feed it; checks every message arrives exactly once and in order per producer.",
+                "Exit code 1 if anything was lost, duplicated or reordered, or nothing was delivered for",
+                "--stall-seconds."})
 public final class SoakRunner implements Callable<Integer> {
     /** The consumer faces a leg can use. */
     enum Leg { PUBLISHER, PUBLISHER_EXECUTOR, FLUX, FLUX_PUBLISH_ON, RECV_MANY }
+
+    static final int SMALL_CAPACITY = 8;
+    static final int SMALL_SUBSCRIBERS = 6;
 
     @Option(names = "--duration", paramLabel = "TIME", converter = DurationConverter.class,
             description = "How long producers send, e.g. 30s, 10m, 1h30m, PT2H (default: ${DEFAULT-VALUE}).")
     Duration duration = Duration.ofSeconds(30);
 
-    @Option(names = "--producers", paramLabel = "N", description = "Producer threads (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--producers", paramLabel = "N", description = "Raw producer threads: send, send(timeout), "
+            + "trySend (default: ${DEFAULT-VALUE}).")
     int producers = 3;
 
-    @Option(names = "--capacity", paramLabel = "N", description = "Mailbox capacity (default: ${DEFAULT-VALUE}).")
-    int capacity = 1024;
+    @Option(names = "--subscribers", paramLabel = "N", description = "Upstreams feeding the mailbox through a "
+            + "MailboxSubscriber each, random prefetch 1 .. capacity (default: 3; --small: 6).")
+    Integer subscribers;
+
+    @Option(names = "--capacity", paramLabel = "N", description = "Mailbox capacity (default: 1024; --small: 8).")
+    Integer capacity;
+
+    @Option(names = "--small", description = "Small-capacity preset: --capacity " + SMALL_CAPACITY
+            + " --subscribers " + SMALL_SUBSCRIBERS + " unless given (prefetches then add up past the capacity).")
+    boolean small;
+
+    @Option(names = "--stall-seconds", paramLabel = "N", description = "Fail as stalled (exit code 1) when no "
+            + "message is delivered for N seconds; prints stats(), closeCause() and the threads "
+            + "(default: ${DEFAULT-VALUE}).")
+    int stallSeconds = 20;
 
     @Option(names = "--batch", paramLabel = "N", description = "Publisher batch size (default: ${DEFAULT-VALUE}).")
     int batch = 256;
@@ -90,6 +123,9 @@ public final class SoakRunner implements Callable<Integer> {
     @Option(names = "--drop-every", hidden = true, paramLabel = "N",
             description = "Self-test: book every N-th delivery as lost, to prove the checks catch a loss.")
     long dropEvery;
+
+    @Spec
+    CommandSpec spec;
 
     private PrintStream out = System.out;
     private PrintStream err = System.err;
@@ -115,27 +151,33 @@ public final class SoakRunner implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (producers < 1 || capacity < 1 || batch < 1 || maxRequest < 1) {
-            throw new CommandLine.ParameterException(new CommandLine(this),
-                    "--producers, --capacity, --batch and --max-request must be >= 1");
+        final int capacity = this.capacity != null ? this.capacity : small ? SMALL_CAPACITY : 1024;
+        final int subscribers = this.subscribers != null ? this.subscribers : small ? SMALL_SUBSCRIBERS : 3;
+        if (producers < 0 || subscribers < 0 || producers + subscribers < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--producers and --subscribers must be >= 0, and one of them >= 1");
+        }
+        if (capacity < 1 || batch < 1 || maxRequest < 1 || stallSeconds < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--capacity, --batch, --max-request and --stall-seconds must be >= 1");
         }
         final long seed = this.seed != null ? this.seed : System.nanoTime();
         final SplittableRandom random = new SplittableRandom(seed);
         final Mailbox<SoakLedger.Message> mailbox = Mailboxes.<SoakLedger.Message>builder().capacity(capacity)
                 .name("soak").build();
         final MailboxRing<SoakLedger.Message> ring = MailboxRing.of(mailbox);
-        final SoakLedger ledger = new SoakLedger(producers, dropEvery);
-        final long[] sent = new long[producers];
+        final SoakLedger ledger = new SoakLedger(producers + subscribers, dropEvery);
+        final long[] sent = new long[producers + subscribers];
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
         final Map<Leg, Long> legs = new EnumMap<>(Leg.class);
         final ExecutorService executor = Executors.newSingleThreadExecutor(daemon("soak-drain"));
         final Scheduler publishOn = Schedulers.newSingle("soak-publishOn", true);
 
-        out.printf(Locale.ROOT, "soak  jvm=%s  cpus=%d  duration=%s  producers=%d  capacity=%d  batch=%d  "
-                        + "max-request=%d  leg<=%s  seed=%d%n", Runtime.version(),
-                Runtime.getRuntime().availableProcessors(), format(duration), producers, mailbox.capacity(), batch,
-                maxRequest, format(legLength), seed);
+        out.printf(Locale.ROOT, "soak  jvm=%s  cpus=%d  duration=%s  producers=%d  subscribers=%d  capacity=%d  "
+                        + "batch=%d  max-request=%d  leg<=%s  stall=%ds  seed=%d%n", Runtime.version(),
+                Runtime.getRuntime().availableProcessors(), format(duration), producers, subscribers,
+                mailbox.capacity(), batch, maxRequest, format(legLength), stallSeconds, seed);
 
         final List<Thread> producerThreads = new ArrayList<>();
         for (int p = 0; p < producers; p++) {
@@ -146,9 +188,31 @@ public final class SoakRunner implements Callable<Integer> {
             t.setDaemon(true);
             producerThreads.add(t);
         }
+        final List<UpstreamProducer> upstreams = new ArrayList<>();
+        for (int i = 0; i < subscribers; i++) {
+            upstreams.add(new UpstreamProducer(producers + i, 1 + random.nextInt(mailbox.capacity()),
+                    random.nextLong()));
+        }
+        if (!upstreams.isEmpty()) {
+            final StringBuilder prefetches = new StringBuilder();
+            for (UpstreamProducer u : upstreams) {
+                prefetches.append(prefetches.length() == 0 ? "" : ", ").append(u.prefetch());
+            }
+            out.printf(Locale.ROOT, "soak  subscriber prefetch: %s (sum %d, capacity %d)%n", prefetches,
+                    upstreams.stream().mapToInt(UpstreamProducer::prefetch).sum(), mailbox.capacity());
+        }
+        final Sinks.One<Boolean> stopUpstreams = Sinks.one();
+        final CountDownLatch upstreamsEnded = new CountDownLatch(upstreams.size());
+        final Sinks.Empty<SoakLedger.Message> release = Sinks.empty();
         final long start = System.nanoTime();
         final long end = start + duration.toNanos();
         producerThreads.forEach(Thread::start);
+        for (UpstreamProducer u : upstreams) {
+            u.start(mailbox, random.nextBoolean() ? Schedulers.parallel() : Schedulers.boundedElastic(),
+                    stopUpstreams.asMono(), upstreamsEnded, release.asMono(), failure);
+        }
+        final StallWatch watch = StallWatch.start(ledger::received, () -> "mailbox: " + mailbox.stats()
+                + "\ncloseCause: " + mailbox.closeCause(), Duration.ofSeconds(stallSeconds));
 
         long nextProgress = start + progress.toNanos();
         long lastReceived = 0;
@@ -182,6 +246,14 @@ public final class SoakRunner implements Callable<Integer> {
                     t.join(100);
                 }
             }
+            // Then the upstreams: each stops at once and waits, idle, for the release. Stopped after the raw
+            // senders, because an idle upstream keeps its reservations: a raw send could wait for them forever.
+            stopUpstreams.tryEmitValue(true);
+            upstreamsEnded.await(); // the stall watch ends a wait that never does
+            for (UpstreamProducer u : upstreams) {
+                sent[u.producer()] = u.sent();
+            }
+            release.tryEmitEmpty(); // nobody sends any more: the upstreams may complete (and close the mailbox)
             mailbox.close();
             if (!last.awaitTerminated(60, TimeUnit.SECONDS)) {
                 failure.compareAndSet(null, new IllegalStateException("the final drain did not complete in 60 s: "
@@ -189,17 +261,36 @@ public final class SoakRunner implements Callable<Integer> {
             } else if (last.error() != null) {
                 failure.compareAndSet(null, last.error());
             }
+        } catch (InterruptedException | RuntimeException e) {
+            if (watch.stalled() == null) {
+                if (e instanceof InterruptedException) {
+                    throw e;
+                }
+                failure.compareAndSet(null, e); // e.g. a leg's subscriber got onError: report it with the books
+            } // else the stall watch interrupted us: reported below
         } finally {
+            watch.close();
             stop.set(true);
+            stopUpstreams.tryEmitValue(true);
             executor.shutdownNow();
             publishOn.dispose();
         }
+        Thread.interrupted(); // clears the stall watch's interrupt, if it came after the last wait
         final long elapsed = System.nanoTime() - start;
-        return report(mailbox, ledger, sent, legs, elapsed, failure.get());
+        final String stalled = watch.stalled();
+        if (stalled != null || failure.get() != null) {
+            for (UpstreamProducer u : upstreams) {
+                sent[u.producer()] = u.sent(); // racy: after a stall or a failure the books are not exact
+            }
+        }
+        if (stalled != null) {
+            out.println("soak  STALLED: " + stalled);
+        }
+        return report(mailbox, ledger, sent, legs, elapsed, failure.get(), stalled != null);
     }
 
     private int report(Mailbox<SoakLedger.Message> mailbox, SoakLedger ledger, long[] sent, Map<Leg, Long> legs,
-            long elapsed, Throwable failure) {
+            long elapsed, Throwable failure, boolean stalled) {
         long total = 0;
         for (long s : sent) {
             total += s;
@@ -212,13 +303,17 @@ public final class SoakRunner implements Callable<Integer> {
                         + "hand-over pauses)%n", millis(latency.getValueAtPercentile(50)),
                 millis(latency.getValueAtPercentile(99)), millis(latency.getValueAtPercentile(99.9)),
                 millis(latency.getMaxValue()));
-        final boolean ok = failure == null && lost == 0 && ledger.duplicated() == 0 && ledger.outOfOrder() == 0
-                && ledger.overlaps() == 0 && ledger.beyondDemandCount() == 0 && ledger.received() == total;
+        final boolean ok = !stalled && failure == null && lost == 0 && ledger.duplicated() == 0
+                && ledger.outOfOrder() == 0 && ledger.overlaps() == 0 && ledger.beyondDemandCount() == 0
+                && ledger.received() == total;
         out.printf(Locale.ROOT, "soak  messages=%d  lost=%d  duplicated=%d  out_of_order=%d  beyond_demand=%d  "
                         + "overlaps=%d  max_latency=%s  duration=%s  rate=%.0f/s  %s%n", ledger.received(), lost,
                 ledger.duplicated(), ledger.outOfOrder(), ledger.beyondDemandCount(), ledger.overlaps(),
                 millis(latency.getMaxValue()), format(Duration.ofNanos(elapsed)), ledger.received() * 1e9 / elapsed,
-                ok ? "OK" : "FAILED");
+                ok ? "OK" : stalled ? "STALLED" : "FAILED");
+        if (mailbox.closeCause() != null) {
+            out.println("soak  closeCause: " + mailbox.closeCause());
+        }
         if (failure != null) {
             err.println("soak  failure: " + failure);
             failure.printStackTrace(err);
@@ -294,7 +389,7 @@ public final class SoakRunner implements Callable<Integer> {
             if (subscriber.outstanding() == 0 && random.nextInt(3) == 0) {
                 subscriber.request(1 + random.nextInt(maxRequest)); // from the controller, racing deliveries
             }
-            LockSupport.parkNanos(random.nextInt(200_000));
+            pause(random.nextInt(200_000));
         }
         if (!subscriber.isCancelled()) {
             // A cancel from another thread. publishOn may drop the one message it polled when such a cancel races
@@ -303,7 +398,7 @@ public final class SoakRunner implements Callable<Integer> {
                 subscriber.request(Long.MAX_VALUE);
                 final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 while (!subscriber.isCancelled() && System.nanoTime() - deadline < 0) {
-                    LockSupport.parkNanos(100_000L);
+                    pause(100_000L);
                 }
                 if (!subscriber.isCancelled()) {
                     throw new IllegalStateException("publishOn leg did not reach its cancel in 30 s: "
@@ -315,14 +410,22 @@ public final class SoakRunner implements Callable<Integer> {
         }
     }
 
-    private static void awaitRoleReleased(MailboxRing<?> ring) {
+    private static void awaitRoleReleased(MailboxRing<?> ring) throws InterruptedException {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (ring.consumerRole() != null) {
             if (System.nanoTime() - deadline > 0) {
                 throw new IllegalStateException("a cancelled subscription kept the consumer role for 30 s: "
                         + ring.stats());
             }
-            LockSupport.parkNanos(50_000L);
+            pause(50_000L);
+        }
+    }
+
+    /** Parks for about {@code nanos}; the stall watch's interrupt ends the wait. */
+    private static void pause(long nanos) throws InterruptedException {
+        LockSupport.parkNanos(nanos);
+        if (Thread.interrupted()) {
+            throw new InterruptedException("soak interrupted");
         }
     }
 
