@@ -51,7 +51,7 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>Two kinds of producer share the mailbox: raw senders (threads mixing {@code send}, {@code send(timeout)}
  * and {@code trySend}) and upstreams that feed it through a {@code MailboxSubscriber} each, with a random
- * prefetch ({@link UpstreamProducer}: long-lived, in segments with idle pauses, so reservations are held while
+ * prefetch ({@link UpstreamProducer}: long-lived, in segments with idle pauses, so demand is outstanding while
  * nothing is sent). Both book the same way, one sequence per producer. {@code --small} runs them on a mailbox of
  * {@value #SMALL_CAPACITY}, where the prefetches add up past the capacity.
  *
@@ -246,14 +246,14 @@ public final class SoakRunner implements Callable<Integer> {
                     t.join(100);
                 }
             }
-            // Then the upstreams: each stops at once and waits, idle, for the release. Stopped after the raw
-            // senders, because an idle upstream keeps its reservations: a raw send could wait for them forever.
+            // Then the upstreams: each stops at once and waits, idle, for the release (the order mattered while
+            // subscribers reserved room: an idle upstream then kept its reservations from a waiting raw send).
             stopUpstreams.tryEmitValue(true);
             upstreamsEnded.await(); // the stall watch ends a wait that never does
             for (UpstreamProducer u : upstreams) {
                 sent[u.producer()] = u.sent();
             }
-            release.tryEmitEmpty(); // nobody sends any more: the upstreams may complete (and close the mailbox)
+            release.tryEmitEmpty(); // nobody sends any more: the upstreams may complete (sharing: the mailbox stays open)
             mailbox.close();
             if (!last.awaitTerminated(60, TimeUnit.SECONDS)) {
                 failure.compareAndSet(null, new IllegalStateException("the final drain did not complete in 60 s: "

@@ -21,11 +21,11 @@ import reactor.core.scheduler.Scheduler;
  * senders and the other upstreams.
  *
  * <p>The upstream is long-lived: finite segments of 1 .. 4 × capacity messages, each followed (three times in
- * four) by a pause of up to {@link #MAX_PAUSE} during which the upstream is idle and its subscriber keeps what
- * it reserved, repeated until the soak's stop signal (which ends it at once, demand or not). Then it counts
- * down {@code ended} (it will emit nothing more, so {@link #sent()} is final) and completes only once
- * {@code release} completes: the soak releases every upstream together, after the raw senders have stopped,
- * because today's {@code MailboxSubscriber.onComplete} closes the mailbox for everyone.
+ * four) by a pause of up to {@link #MAX_PAUSE} during which the upstream is idle with demand outstanding (under
+ * the old reservation design it held mailbox room while idle: the hold-and-wait of issue 18), repeated until the
+ * soak's stop signal (which ends it at once, demand or not). Then it counts down {@code ended} (it will emit
+ * nothing more, so {@link #sent()} is final) and completes once {@code release} completes; its subscriber is a
+ * {@link MailboxSubscriber#sharing} one, so that completion leaves the mailbox open for the others.
  *
  * <p>Threads: the upstream runs on the scheduler's workers (and on the timer's after a pause), serially;
  * {@link #sent()} is read by the controller after {@code ended} (happens-before through the latch) or, racily,
@@ -40,7 +40,7 @@ final class UpstreamProducer {
     private final SplittableRandom random;
     /** Confined to the upstream (serial). */
     private long next;
-    /** Messages emitted so far; every one was requested, so each had a reserved slot waiting. */
+    /** Messages emitted so far; every one was requested. */
     private volatile long sent;
     /** Whether {@code ended} was counted down for this upstream (it may end by completing or by a cancel). */
     private final AtomicBoolean endCounted = new AtomicBoolean();
@@ -54,12 +54,11 @@ final class UpstreamProducer {
     /**
      * The subscriber this producer feeds the mailbox through.
      *
-     * <p>Switching to a completion mode that does not close the mailbox (its {@code onComplete} releases the
-     * unused reservations instead) is this one line, e.g. {@code MailboxSubscriber.shared(mailbox, prefetch)};
-     * the rest of the soak works with either mode.
+     * <p>{@link MailboxSubscriber#sharing}: the upstream's completion leaves the mailbox open for the others;
+     * the soak's controller closes it at the end.
      */
     static <T> Subscriber<T> subscriberFor(Mailbox<T> mailbox, int prefetch) {
-        return new MailboxSubscriber<>(mailbox, prefetch);
+        return MailboxSubscriber.sharing(mailbox, prefetch);
     }
 
     /**
@@ -82,7 +81,7 @@ final class UpstreamProducer {
                 return segment;
             }
             return segment.concatWith(Mono.delay(Duration.ofNanos(random.nextLong(MAX_PAUSE.toNanos())))
-                    .then(Mono.empty())); // idle, holding its reservations
+                    .then(Mono.empty())); // idle, with demand outstanding
         }).repeat()
                 .takeUntilOther(stop)
                 .map(i -> next()); // numbered after takeUntilOther, which may drop one in flight at the stop

@@ -11,7 +11,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import picocli.CommandLine;
@@ -72,7 +71,6 @@ class SoakRunnerTest {
      * upstreams that starve everyone: STALLED); enable it with their fix.
      */
     @Test
-    @Disabled("issue 18: finds defects A and B of the reservations until their fix lands")
     @Timeout(value = 2, unit = TimeUnit.MINUTES)
     void shouldLoseNothingFromSubscriberProducersOnASmallMailbox() {
         final Run run = run("--duration", "5s", "--small", "--progress", "1s", "--seed", "11");
