@@ -12,6 +12,7 @@ import java.util.function.Consumer;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.MailboxStats;
+import dev.mighty.mailbox.SendResult;
 import dev.mighty.mailbox.WaitPolicy;
 
 /*
@@ -604,6 +605,27 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         }
         publish(index, msg);
         return true;
+    }
+
+    /**
+     * As {@link #trySend}, answering instead of throwing: one claim, one publish, no allocation. Any thread.
+     *
+     * @return {@code OK}, {@code FULL} (counted as refused) or {@code CLOSED} (counted as rejected closed)
+     */
+    public final SendResult offer(E msg) {
+        Objects.requireNonNull(msg, "msg");
+        validate(msg);
+        final long index = claim();
+        if (index >= 0) {
+            publish(index, msg);
+            return SendResult.OK;
+        }
+        if (index == CLAIM_CLOSED) {
+            REJECTED_CLOSED.getAndAdd(this, 1L);
+            return SendResult.CLOSED;
+        }
+        REFUSED.getAndAdd(this, 1L);
+        return SendResult.FULL;
     }
 
     /** Sends, parking while full. */
