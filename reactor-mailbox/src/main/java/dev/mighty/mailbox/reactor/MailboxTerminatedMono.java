@@ -1,0 +1,97 @@
+package dev.mighty.mailbox.reactor;
+
+import java.util.Objects;
+
+import dev.mighty.mailbox.internal.MailboxRing;
+import reactor.core.CoreSubscriber;
+import reactor.core.Scannable;
+import reactor.core.publisher.Mono;
+
+/**
+ * {@link MailboxMonos#terminated}: waits for the close ({@link MailboxRing#onClose}), then for the receives that
+ * drain the mailbox ({@link MailboxRing#awaitRoom}: a closed mailbox's receives still wake room waiters), until
+ * {@link MailboxRing#isTerminated()}. Contract, threads and progress as {@link MailboxMonos} and
+ * {@link MailboxWakeSubscription} say.
+ */
+final class MailboxTerminatedMono extends Mono<Void> implements Scannable {
+    private final MailboxRing<?> ring;
+
+    MailboxTerminatedMono(MailboxRing<?> ring) {
+        this.ring = ring;
+    }
+
+    /** @return the Mono, through Reactor's assembly hooks */
+    static Mono<Void> create(MailboxRing<?> ring) {
+        return onAssembly(new MailboxTerminatedMono(ring));
+    }
+
+    @Override
+    public void subscribe(CoreSubscriber<? super Void> actual) {
+        Objects.requireNonNull(actual, "subscriber"); // §1.9
+        final TerminatedSubscription s = new TerminatedSubscription(ring, actual);
+        actual.onSubscribe(s);
+        s.start();
+    }
+
+    @Override
+    @SuppressWarnings("rawtypes") // Scannable declares the raw Attr
+    public Object scanUnsafe(Attr key) {
+        return scanRing(ring, key);
+    }
+
+    /** The keys both Monos report: the mailbox's name, capacity, size, and whether it is closed and drained. */
+    @SuppressWarnings("rawtypes")
+    static Object scanRing(MailboxRing<?> ring, Attr key) {
+        if (key == Attr.NAME) {
+            return ring.name();
+        }
+        if (key == Attr.CAPACITY) {
+            return ring.capacity();
+        }
+        if (key == Attr.BUFFERED) {
+            return ring.size();
+        }
+        if (key == Attr.TERMINATED) {
+            return ring.isTerminated();
+        }
+        return null;
+    }
+
+    @Override
+    public String stepName() {
+        return "terminated(" + ring.name() + ")";
+    }
+
+    static final class TerminatedSubscription extends MailboxWakeSubscription {
+        TerminatedSubscription(MailboxRing<?> ring, CoreSubscriber<? super Void> downstream) {
+            super(ring, downstream);
+        }
+
+        @Override
+        void attempt() {
+            final MailboxRing<?> ring = this.ring;
+            for (;;) {
+                if (ring.isTerminated()) {
+                    final Throwable cause = ring.closeCause();
+                    if (cause == null) {
+                        complete();
+                    } else {
+                        error(cause);
+                    }
+                    return;
+                }
+                if (!ring.isClosed()) {
+                    ring.onClose(this); // wakes us at once if the close came in between
+                    return;
+                }
+                // Closed, not drained: the consumer's next receive wakes room waiters (afterReceive). NOTE: the
+                // push is a full fence before our isTerminated() below, paired with the fence in afterReceive
+                // after the consumer's index store: either we see the last receive or it sees our registration.
+                ring.awaitRoom(this);
+                if (!ring.isTerminated()) {
+                    return;
+                }
+            }
+        }
+    }
+}
