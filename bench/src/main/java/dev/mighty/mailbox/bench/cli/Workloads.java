@@ -159,6 +159,15 @@ final class Workloads {
                         + "consumer thread, a DrivenExecutor)", false, ReactorSink::new),
                 new Entry(REACTOR_SINK_SINGLE, "Sinks.many().unicast().onBackpressureBuffer(queue 1024)"
                         + ".publishOn(Schedulers.newSingle)", false, ReactorSinkSingle::new),
+                new Entry(FourEmitterRows.SINKS, "4 threads tryEmitNext at once into MailboxSinks.many(capacity) "
+                        + "(spin, then yield on FAIL_OVERFLOW) -> publishOn(Schedulers.newSingle), ASYNC-fused", true,
+                        FourEmitterRows.Row::sinks),
+                new Entry(FourEmitterRows.REACTOR_SINK, "4 threads emitNext at once into Sinks.many().unicast()"
+                        + ".onBackpressureBuffer(queue capacity), handler retrying FAIL_NON_SERIALIZED and "
+                        + "FAIL_OVERFLOW (spin, then yield) -> publishOn(Schedulers.newSingle)", false,
+                        FourEmitterRows.Row::reactorSink),
+                new Entry(FourEmitterRows.FLUX_CREATE, "4 threads next() at once into Flux.create(sink, BUFFER) "
+                        + "(unbounded) -> publishOn(Schedulers.newSingle)", false, FourEmitterRows.Row::fluxCreate),
                 new Entry(SUBMISSION_PUBLISHER, "java.util.concurrent.SubmissionPublisher: submit() / onNext "
                         + "(executor: the harness consumer thread)", false, Submission::new));
     }
@@ -182,28 +191,52 @@ final class Workloads {
     // ------------------------------------------------------------------ checks
 
     /**
-     * Counts the messages of one iteration and checks their order: message i must be i. Used by one thread at
-     * a time (the consumer thread, or the executor task running on it).
+     * Counts the messages of one iteration and checks their order: message i must be i (or, with several emitters,
+     * each emitter's messages in its own order). Used by one thread at a time (the consumer thread, or the executor
+     * task running on it).
      */
     static class OrderCheck implements BooleanSupplier {
         private final String name;
+        /**
+         * Null: one producer, message i must be the i-th received. Else the rows with {@code next.length} emitters,
+         * emitter e sending e, e + E, e + 2E, ...: {@code next[e]} is the message emitter e must deliver next.
+         */
+        private final long[] next;
         private int received;
         private int expected;
         private int firstBadIndex = -1;
         private long firstBadValue;
 
         OrderCheck(String name) {
+            this(name, 1);
+        }
+
+        OrderCheck(String name, int emitters) {
             this.name = name;
+            this.next = emitters == 1 ? null : new long[emitters];
         }
 
         final void begin(int n) {
             received = 0;
             expected = n;
             firstBadIndex = -1;
+            if (next != null) {
+                for (int e = 0; e < next.length; e++) {
+                    next[e] = e;
+                }
+            }
         }
 
         final void check(long value) {
-            if (value != received && firstBadIndex < 0) {
+            final long want;
+            if (next == null) {
+                want = received;
+            } else {
+                final int emitter = (int) Math.floorMod(value, (long) next.length);
+                want = next[emitter];
+                next[emitter] = value + next.length;
+            }
+            if (value != want && firstBadIndex < 0) {
                 firstBadIndex = received;
                 firstBadValue = value;
             }
@@ -337,6 +370,11 @@ final class Workloads {
 
         HandOffCheck(String name) {
             super(name);
+        }
+
+        /** For {@code emitters} producers at once: each one's messages in its order, see {@link OrderCheck}. */
+        HandOffCheck(String name, int emitters) {
+            super(name, emitters);
         }
 
         /** Harness consumer thread, before the producer starts: the messages of the next iteration. */
