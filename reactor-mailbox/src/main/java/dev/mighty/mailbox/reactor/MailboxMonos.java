@@ -35,9 +35,12 @@ import reactor.core.publisher.Mono;
  * consumer did before that receive happens-before {@code onComplete}.
  *
  * <h2>Relaxations</h2>
- * <b>Note:</b> a {@code Mono} cancelled while it waits stays registered (a small node, without its subscriber)
- * until the mailbox's next wake-up of that kind: for {@code send} the next receive that frees room or the close,
- * for {@code terminated} the close (then the next receive). Nothing else is retained.
+ * <b>Note:</b> a {@code Mono} cancelled while it waits stays registered (a small node that references its
+ * subscription, and so its subscriber and, for {@code send}, the message) until the mailbox's next wake-up of that
+ * kind: for {@code send} the next receive that frees room or the close, for {@code terminated} the close (then the
+ * next receive). The wake-up then finds it cancelled and does nothing. Subscribing and cancelling
+ * {@code terminated} in a loop on a mailbox that never closes therefore grows its close-listener list: subscribe
+ * once and share the {@code Mono} ({@code cache()}) instead.
  *
  * <h2>Spec rules</h2>
  * §1.9 ({@code subscribe(null)} is a {@code NullPointerException}), §3.9 ({@code request(n <= 0)} is
