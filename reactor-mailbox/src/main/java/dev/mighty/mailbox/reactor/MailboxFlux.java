@@ -217,14 +217,9 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
     @Override
     @SuppressWarnings("rawtypes") // Scannable declares the raw Attr
     public Object scanUnsafe(Attr key) {
-        if (key == Attr.NAME) {
-            return ring.name();
-        }
-        if (key == Attr.CAPACITY) {
-            return ring.capacity();
-        }
-        if (key == Attr.BUFFERED) {
-            return ring.size();
+        final Object mailbox = RingScans.scan(ring, key);
+        if (mailbox != null) {
+            return mailbox;
         }
         if (key == Attr.PREFETCH) {
             return batchSize;

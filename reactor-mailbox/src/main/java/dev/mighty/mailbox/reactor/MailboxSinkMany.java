@@ -173,14 +173,9 @@ final class MailboxSinkMany<T> implements Sinks.Many<T> {
     @Override
     @SuppressWarnings("rawtypes") // Scannable declares the raw Attr
     public Object scanUnsafe(Attr key) {
-        if (key == Attr.NAME) {
-            return ring.name();
-        }
-        if (key == Attr.CAPACITY) {
-            return ring.capacity();
-        }
-        if (key == Attr.BUFFERED) {
-            return ring.size();
+        final Object mailbox = RingScans.scan(ring, key);
+        if (mailbox != null) {
+            return mailbox;
         }
         if (key == Attr.TERMINATED) {
             return done != 0 || ring.isClosed();

@@ -40,21 +40,9 @@ final class MailboxTerminatedMono extends Mono<Void> implements Scannable {
     }
 
     /** The keys both Monos report: the mailbox's name, capacity, size, and whether it is closed and drained. */
-    @SuppressWarnings("rawtypes")
+    @SuppressWarnings("rawtypes") // Scannable declares the raw Attr
     static Object scanRing(MailboxRing<?> ring, Attr key) {
-        if (key == Attr.NAME) {
-            return ring.name();
-        }
-        if (key == Attr.CAPACITY) {
-            return ring.capacity();
-        }
-        if (key == Attr.BUFFERED) {
-            return ring.size();
-        }
-        if (key == Attr.TERMINATED) {
-            return ring.isTerminated();
-        }
-        return null;
+        return key == Attr.TERMINATED ? (Object) ring.isTerminated() : RingScans.scan(ring, key);
     }
 
     @Override
