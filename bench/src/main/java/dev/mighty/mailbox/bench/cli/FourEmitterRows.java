@@ -17,7 +17,7 @@ final class FourEmitterRows {
     }
 
     /** One row: the emitters of one kind and the check their subscriber runs. */
-    static final class Row implements Workload {
+    static final class Row implements Workloads.HandOffWorkload {
         private final Workloads.HandOffCheck check;
         private final FourEmitters emitters;
 
@@ -39,33 +39,18 @@ final class FourEmitterRows {
         }
 
         @Override
+        public Workloads.HandOffCheck check() {
+            return check;
+        }
+
+        @Override
         public void open() {
             emitters.open(check);
         }
 
         @Override
-        public void prepare(int n) {
-            check.prepare(n);
-        }
-
-        @Override
         public void produce(int n) throws InterruptedException {
             emitters.emit(n);
-        }
-
-        @Override
-        public void consume(int n) throws InterruptedException {
-            check.await();
-        }
-
-        @Override
-        public long finishedAt() {
-            return check.finishedAt();
-        }
-
-        @Override
-        public Thread deliveringThread() {
-            return check.deliverer();
         }
 
         @Override

@@ -814,7 +814,7 @@ final class Workloads {
     }
 
     /** A mailbox fed by {@code send()} whose consumer is a {@link HandOffCheck} on some other thread. */
-    abstract static class HandOffRow extends MailboxRow {
+    abstract static class HandOffRow extends MailboxRow implements HandOffWorkload {
         final HandOffCheck check;
 
         HandOffRow(String name, Setup s) {
@@ -823,23 +823,8 @@ final class Workloads {
         }
 
         @Override
-        public void prepare(int n) {
-            check.prepare(n);
-        }
-
-        @Override
-        public void consume(int n) throws InterruptedException {
-            check.await();
-        }
-
-        @Override
-        public long finishedAt() {
-            return check.finishedAt();
-        }
-
-        @Override
-        public Thread deliveringThread() {
-            return check.deliverer();
+        public HandOffCheck check() {
+            return check;
         }
     }
 
@@ -1144,8 +1129,37 @@ final class Workloads {
         }
     }
 
+    /**
+     * A row whose messages arrive on another thread (an executor's, a scheduler's, an emitter's): its
+     * {@link HandOffCheck} checks them, and the harness waits for it and takes its time of the last message.
+     */
+    interface HandOffWorkload extends Workload {
+        /** @return the check the delivering thread runs */
+        HandOffCheck check();
+
+        @Override
+        default void prepare(int n) {
+            check().prepare(n);
+        }
+
+        @Override
+        default void consume(int n) throws InterruptedException {
+            check().await();
+        }
+
+        @Override
+        default long finishedAt() {
+            return check().finishedAt();
+        }
+
+        @Override
+        default Thread deliveringThread() {
+            return check().deliverer();
+        }
+    }
+
     /** Reactor's unicast sink over a bounded queue into {@code publishOn(Schedulers.newSingle(..))}. */
-    static final class ReactorSinkSingle implements Workload {
+    static final class ReactorSinkSingle implements HandOffWorkload {
         private final Sinks.Many<Integer> sink;
         private final Scheduler scheduler = Schedulers.newSingle(REACTOR_SINK_SINGLE, true);
         private final Integer[] payload;
@@ -1157,13 +1171,13 @@ final class Workloads {
         }
 
         @Override
-        public void open() {
-            sink.asFlux().publishOn(scheduler).subscribe((CoreSubscriber<Integer>) check);
+        public HandOffCheck check() {
+            return check;
         }
 
         @Override
-        public void prepare(int n) {
-            check.prepare(n);
+        public void open() {
+            sink.asFlux().publishOn(scheduler).subscribe((CoreSubscriber<Integer>) check);
         }
 
         @Override
@@ -1179,21 +1193,6 @@ final class Workloads {
                     spins = Workload.idle(spins);
                 }
             }
-        }
-
-        @Override
-        public void consume(int n) throws InterruptedException {
-            check.await();
-        }
-
-        @Override
-        public long finishedAt() {
-            return check.finishedAt();
-        }
-
-        @Override
-        public Thread deliveringThread() {
-            return check.deliverer();
         }
 
         @Override
