@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.MessageFrame;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -85,6 +86,17 @@ class MailboxSinksTest {
                     .hasMessage("mailbox");
             assertThatThrownBy(() -> MailboxSinks.many(0)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessage("capacity: 0 (expected: 1 .. 1073741824)");
+        }
+
+        @Test
+        void shouldEmitFramesWhenTheMailboxIsASlab() {
+            final Sinks.Many<MessageFrame> sink = MailboxSinks.many(Mailboxes.frames(2));
+            assertThat(sink.tryEmitNext(MessageFrame.of(1, 10L, new byte[3]))).isEqualTo(EmitResult.OK);
+            assertThat(sink.tryEmitNext(MessageFrame.of(1, 11L, new byte[100]))).isEqualTo(EmitResult.OK);
+            assertThat(sink.tryEmitNext(MessageFrame.of(1, 12L, new byte[0]))).isEqualTo(EmitResult.FAIL_OVERFLOW);
+            sink.tryEmitComplete();
+            StepVerifier.create(sink.asFlux().map(MessageFrame::correlationId))
+                    .expectNext(10L, 11L).expectComplete().verify(TIMEOUT);
         }
 
         @Test
