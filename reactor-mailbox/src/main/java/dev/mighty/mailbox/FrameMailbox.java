@@ -152,6 +152,12 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
         return ring.trySend(msg);
     }
 
+    /** @throws IllegalArgumentException if the payload is larger than {@link #maxPayload()} */
+    @Override
+    public SendResult offer(MessageFrame msg) {
+        return ring.offer(msg);
+    }
+
     @Override
     public void send(MessageFrame msg) throws InterruptedException {
         ring.send(msg);

@@ -51,7 +51,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @param <T> the message type; {@code null} is never a message
  */
-public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
+public sealed interface Mailbox<T> extends AutoCloseable permits ArrayMailbox, FrameMailbox {
 
     /**
      * Sends without waiting.
@@ -62,6 +62,26 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
      * @throws MailboxClosedException if the mailbox is closed
      */
     boolean trySend(T msg);
+
+    /**
+     * Sends without waiting and without throwing on a full or closed mailbox: as {@link #trySend(Object)}, with the
+     * closed case as a result instead of a {@link MailboxClosedException}. Counted as {@code trySend} counts
+     * ({@link MailboxStats}: a {@link SendResult#FULL} as refused, a {@link SendResult#CLOSED} as rejected closed).
+     * Lock-free; allocates nothing.
+     * <pre>{@code
+     * switch (mailbox.offer(msg)) {
+     *     case OK:     break;
+     *     case FULL:   retryLater(msg); break;
+     *     case CLOSED: shutdownPath(msg); break;
+     * }
+     * }</pre>
+     *
+     * @param msg the message
+     * @return {@link SendResult#OK} if admitted, {@link SendResult#FULL} if the mailbox is full (occupied +
+     *         reserved), {@link SendResult#CLOSED} if it is closed
+     * @throws NullPointerException if {@code msg} is null
+     */
+    SendResult offer(T msg);
 
     /**
      * Sends, parking while the mailbox is full.
@@ -310,8 +330,10 @@ public sealed interface Mailbox<T> permits ArrayMailbox, FrameMailbox {
 
     /**
      * Closes the mailbox. Idempotent. Sends fail from now on; what was sent stays receivable. Wakes every
-     * parked sender (they get {@link MailboxClosedException}) and the parked receiver.
+     * parked sender (they get {@link MailboxClosedException}) and the parked receiver. Throws nothing, so a
+     * mailbox can be the resource of a {@code try}-with-resources block.
      */
+    @Override
     void close();
 
     /**

@@ -11,6 +11,7 @@ import java.util.function.Consumer;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.MailboxStats;
+import dev.mighty.mailbox.SendResult;
 import dev.mighty.mailbox.WaitPolicy;
 
 /**
@@ -222,6 +223,27 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         }
         publish(index, msg);
         return true;
+    }
+
+    /**
+     * As {@link #trySend}, answering instead of throwing: one claim, one publish, no allocation. Any thread.
+     *
+     * @return {@code OK}, {@code FULL} (counted as refused) or {@code CLOSED} (counted as rejected closed)
+     */
+    public final SendResult offer(E msg) {
+        Objects.requireNonNull(msg, "msg");
+        validate(msg);
+        final long index = claim();
+        if (index >= 0) {
+            publish(index, msg);
+            return SendResult.OK;
+        }
+        if (index == CLAIM_CLOSED) {
+            xaddRejectedClosed(1L);
+            return SendResult.CLOSED;
+        }
+        countRefused();
+        return SendResult.FULL;
     }
 
     /**
@@ -505,6 +527,14 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         waiters.onClose(this, w);
     }
 
+    /**
+     * Registers {@code w} to be woken once when the mailbox is closed and drained (at once if it is), by the
+     * closer or by the receive that takes the last message. Any thread.
+     */
+    public final void onTerminated(Wakeable w) {
+        waiters.onTerminated(this, w);
+    }
+
     // ------------------------------------------------------------------ consumer side
 
     /**
@@ -521,6 +551,9 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         if (waiters.mayHaveRoomWaiters()) {
             waiters.wakeRoom(n);
         }
+        if (closing()) {
+            waiters.wakeIfTerminated(this); // the receive that drains a closed mailbox: see onTerminated
+        }
     }
 
     /**
@@ -531,6 +564,9 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         VarHandle.fullFence(); // as in afterReceive: our consumerIndex store before the waiter check
         if (waiters.mayHaveRoomWaiters()) {
             waiters.wakeRoom(1);
+        }
+        if (closing()) {
+            waiters.wakeIfTerminated(this);
         }
     }
 
@@ -795,6 +831,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
         // The CAS above is a full fence: a waiter that registered before it is woken here; one that registers
         // after it re-reads the word and sees CLOSED.
         waiters.wakeAllOnClose();
+        waiters.wakeIfTerminated(this); // closed with nothing left to receive: see onTerminated
     }
 
     /** @return whether closed */

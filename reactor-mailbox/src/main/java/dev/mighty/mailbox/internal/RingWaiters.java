@@ -52,6 +52,9 @@ abstract class WaitersFields extends WaitersL0Pad {
     /** Stack of wakeables to call once, on close. */
     private volatile WaiterNode closeListeners;
     private static final VarHandle CLOSE_LISTENERS;
+    /** Stack of wakeables to call once, when the mailbox is closed and drained. */
+    private volatile WaiterNode terminationListeners;
+    private static final VarHandle TERMINATION_LISTENERS;
 
     static {
         try {
@@ -60,6 +63,8 @@ abstract class WaitersFields extends WaitersL0Pad {
             ROOM_WAITING = lookup.findVarHandle(WaitersFields.class, "roomWaiting", int.class);
             PARKED_PRODUCERS = lookup.findVarHandle(WaitersFields.class, "parkedProducers", int.class);
             CLOSE_LISTENERS = lookup.findVarHandle(WaitersFields.class, "closeListeners", WaiterNode.class);
+            TERMINATION_LISTENERS = lookup.findVarHandle(WaitersFields.class, "terminationListeners",
+                    WaiterNode.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -102,9 +107,25 @@ abstract class WaitersFields extends WaitersL0Pad {
     }
 
     final void pushCloseListener(Wakeable w) {
+        push(CLOSE_LISTENERS, w);
+    }
+
+    final WaiterNode xchgTerminationListeners(WaiterNode update) {
+        return (WaiterNode) TERMINATION_LISTENERS.getAndSet(this, update);
+    }
+
+    final WaiterNode lvTerminationListeners() {
+        return (WaiterNode) TERMINATION_LISTENERS.getVolatile(this);
+    }
+
+    final void pushTerminationListener(Wakeable w) {
+        push(TERMINATION_LISTENERS, w);
+    }
+
+    private void push(VarHandle stack, Wakeable w) {
         for (;;) {
-            final WaiterNode head = (WaiterNode) CLOSE_LISTENERS.getVolatile(this);
-            if (CLOSE_LISTENERS.compareAndSet(this, head, new WaiterNode(w, head))) {
+            final WaiterNode head = (WaiterNode) stack.getVolatile(this);
+            if (stack.compareAndSet(this, head, new WaiterNode(w, head))) {
                 return;
             }
         }
@@ -482,6 +503,9 @@ public final class RingWaiters extends WaitersL1Pad {
             }
             if (node.casState(WAITING, WOKEN)) {
                 xaddRoomWaiting(-1);
+                if (node.waiter instanceof Wakeable && !((Wakeable) node.waiter).isWaiting()) {
+                    continue; // a registration whose subscriber gave up: the slot's wake-up goes to the next one
+                }
                 WaiterNode.wake(node.waiter);
                 k--;
             }
@@ -518,6 +542,26 @@ public final class RingWaiters extends WaitersL1Pad {
         pushCloseListener(Objects.requireNonNull(w, "w"));
         if (ring.isClosed()) {
             WaiterNode.wakeAll(xchgCloseListeners(null));
+        }
+    }
+
+    /**
+     * Registers {@code w} to be woken once when the mailbox is closed and drained (at once if it is). The close
+     * and the consumer's receives after it both look: the closer after its CAS of the closed bit (a full fence)
+     * reads the consumer index; the consumer after its receive's fence reads the close state, which is set before
+     * that bit. Either the closer sees the last receive, or that receive sees the close.
+     */
+    <E> void onTerminated(MailboxRing<E> ring, Wakeable w) {
+        pushTerminationListener(Objects.requireNonNull(w, "w"));
+        if (ring.isTerminated()) {
+            WaiterNode.wakeAll(xchgTerminationListeners(null));
+        }
+    }
+
+    /** Wakes the termination listeners if the mailbox is closed and drained; after a fence. */
+    <E> void wakeIfTerminated(MailboxRing<E> ring) {
+        if (lvTerminationListeners() != null && ring.isTerminated()) {
+            WaiterNode.wakeAll(xchgTerminationListeners(null));
         }
     }
 

@@ -11,4 +11,16 @@ package dev.mighty.mailbox.internal;
 public interface Wakeable {
     /** Called at most once per registration. */
     void wake();
+
+    /**
+     * Whether a wake-up now would be used. A room waiter is woken for one freed slot; one that no longer waits (its
+     * subscription was cancelled) answers false, and the mailbox gives that slot's wake-up to the next waiter
+     * instead. Any thread; a racy answer is fine either way (a true that turns false wastes one wake-up, as a
+     * cancel just after the wake would).
+     *
+     * @return true unless the waiter has given up
+     */
+    default boolean isWaiting() {
+        return true;
+    }
 }

@@ -87,10 +87,10 @@ import reactor.core.publisher.Mono;
  * fused mode demand is Reactor's: the downstream polls what its own demand allows.
  *
  * <h2>Scannable</h2>
- * The flux reports {@code CAPACITY} and {@code BUFFERED} (the mailbox's), {@code PREFETCH} (the batch size) and
- * {@code TERMINATED} (closed and drained); {@code CANCELLED} and {@code REQUESTED_FROM_DOWNSTREAM} come from the
- * {@code MailboxFlux} subscription that holds the mailbox now, if any. Each subscription reports the same keys
- * for itself, plus {@code ACTUAL}.
+ * The flux reports {@code NAME}, {@code CAPACITY} and {@code BUFFERED} (the mailbox's), {@code PREFETCH} (the
+ * batch size) and {@code TERMINATED} (closed and drained); {@code CANCELLED} and {@code REQUESTED_FROM_DOWNSTREAM}
+ * come from the {@code MailboxFlux} subscription that holds the mailbox now, if any. Each subscription reports the
+ * same keys but {@code NAME} for itself, plus {@code ACTUAL}.
  *
  * @param <T> the message type
  */
@@ -218,11 +218,9 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
     @Override
     @SuppressWarnings("rawtypes") // Scannable declares the raw Attr
     public Object scanUnsafe(Attr key) {
-        if (key == Attr.CAPACITY) {
-            return ring.capacity();
-        }
-        if (key == Attr.BUFFERED) {
-            return ring.size();
+        final Object mailbox = RingScans.scan(ring, key);
+        if (mailbox != null) {
+            return mailbox;
         }
         if (key == Attr.PREFETCH) {
             return batchSize;

@@ -55,6 +55,9 @@ class ReactorOptionalTest {
             final Method trySend = mailboxType.getMethod("trySend", Object.class);
             assertThat(trySend.invoke(mailbox, "a")).isEqualTo(true);
             assertThat(mailboxType.getMethod("tryRecv").invoke(mailbox)).isEqualTo("a");
+            // the non-throwing send and its result type are core too
+            assertThat(mailboxType.getMethod("offer", Object.class).invoke(mailbox, "b").toString()).isEqualTo("OK");
+            assertThat(mailboxType.getMethod("tryRecv").invoke(mailbox)).isEqualTo("b");
             for (int i = 0; i < 5; i++) {
                 trySend.invoke(mailbox, "m" + i);
             }

@@ -86,6 +86,10 @@ final class Report {
                     Workloads.PUBLISHER_EXECUTOR, Workloads.MAILBOX, 1.5, true),
             new Expectation("issue 11", "fused MailboxFlux on a single scheduler >= 2.5x faster than the sink on one",
                     Workloads.REACTOR_SINK_SINGLE, Workloads.FLUX_SINGLE, 2.5, false),
+            new Expectation("issue 19", "MailboxSinks, 4 emitters, >= 4x faster than Reactor's unicast sink with a "
+                    + "retrying handler", FourEmitterRows.REACTOR_SINK, FourEmitterRows.SINKS, 4.0, false),
+            new Expectation("issue 19", "MailboxSinks, 4 emitters, >= 1.5x faster than Flux.create(BUFFER)",
+                    FourEmitterRows.FLUX_CREATE, FourEmitterRows.SINKS, 1.5, false),
             new Expectation("issue 11", "MailboxSubscriber <= 1.5x raw trySend/tryRecvMany",
                     Workloads.SUBSCRIBER, Workloads.MAILBOX_TRY, 1.5, true),
             new Expectation("issue 11", "trampoline MailboxPublisher <= 2x raw trySend/tryRecvMany",

@@ -162,6 +162,15 @@ final class Workloads {
                         + "consumer thread, a DrivenExecutor)", false, ReactorSink::new),
                 new Entry(REACTOR_SINK_SINGLE, "Sinks.many().unicast().onBackpressureBuffer(queue 1024)"
                         + ".publishOn(Schedulers.newSingle)", false, ReactorSinkSingle::new),
+                new Entry(FourEmitterRows.SINKS, "4 threads tryEmitNext at once into MailboxSinks.many(capacity) "
+                        + "(spin, then yield on FAIL_OVERFLOW) -> publishOn(Schedulers.newSingle), ASYNC-fused", true,
+                        FourEmitterRows.Row::sinks),
+                new Entry(FourEmitterRows.REACTOR_SINK, "4 threads emitNext at once into Sinks.many().unicast()"
+                        + ".onBackpressureBuffer(queue capacity), handler retrying FAIL_NON_SERIALIZED and "
+                        + "FAIL_OVERFLOW (spin, then yield) -> publishOn(Schedulers.newSingle)", false,
+                        FourEmitterRows.Row::reactorSink),
+                new Entry(FourEmitterRows.FLUX_CREATE, "4 threads next() at once into Flux.create(sink, BUFFER) "
+                        + "(unbounded) -> publishOn(Schedulers.newSingle)", false, FourEmitterRows.Row::fluxCreate),
                 new Entry(SUBMISSION_PUBLISHER, "java.util.concurrent.SubmissionPublisher: submit() / onNext "
                         + "(executor: the harness consumer thread)", false, Submission::new));
     }
@@ -185,28 +194,52 @@ final class Workloads {
     // ------------------------------------------------------------------ checks
 
     /**
-     * Counts the messages of one iteration and checks their order: message i must be i. Used by one thread at
-     * a time (the consumer thread, or the executor task running on it).
+     * Counts the messages of one iteration and checks their order: message i must be i (or, with several emitters,
+     * each emitter's messages in its own order). Used by one thread at a time (the consumer thread, or the executor
+     * task running on it).
      */
     static class OrderCheck implements BooleanSupplier {
         private final String name;
+        /**
+         * Null: one producer, message i must be the i-th received. Else the rows with {@code next.length} emitters,
+         * emitter e sending e, e + E, e + 2E, ...: {@code next[e]} is the message emitter e must deliver next.
+         */
+        private final long[] next;
         private int received;
         private int expected;
         private int firstBadIndex = -1;
         private long firstBadValue;
 
         OrderCheck(String name) {
+            this(name, 1);
+        }
+
+        OrderCheck(String name, int emitters) {
             this.name = name;
+            this.next = emitters == 1 ? null : new long[emitters];
         }
 
         final void begin(int n) {
             received = 0;
             expected = n;
             firstBadIndex = -1;
+            if (next != null) {
+                for (int e = 0; e < next.length; e++) {
+                    next[e] = e;
+                }
+            }
         }
 
         final void check(long value) {
-            if (value != received && firstBadIndex < 0) {
+            final long want;
+            if (next == null) {
+                want = received;
+            } else {
+                final int emitter = (int) Math.floorMod(value, (long) next.length);
+                want = next[emitter];
+                next[emitter] = value + next.length;
+            }
+            if (value != want && firstBadIndex < 0) {
                 firstBadIndex = received;
                 firstBadValue = value;
             }
@@ -340,6 +373,11 @@ final class Workloads {
 
         HandOffCheck(String name) {
             super(name);
+        }
+
+        /** For {@code emitters} producers at once: each one's messages in its order, see {@link OrderCheck}. */
+        HandOffCheck(String name, int emitters) {
+            super(name, emitters);
         }
 
         /** Harness consumer thread, before the producer starts: the messages of the next iteration. */
@@ -779,7 +817,7 @@ final class Workloads {
     }
 
     /** A mailbox fed by {@code send()} whose consumer is a {@link HandOffCheck} on some other thread. */
-    abstract static class HandOffRow extends MailboxRow {
+    abstract static class HandOffRow extends MailboxRow implements HandOffWorkload {
         final HandOffCheck check;
 
         HandOffRow(String name, Setup s) {
@@ -788,23 +826,8 @@ final class Workloads {
         }
 
         @Override
-        public void prepare(int n) {
-            check.prepare(n);
-        }
-
-        @Override
-        public void consume(int n) throws InterruptedException {
-            check.await();
-        }
-
-        @Override
-        public long finishedAt() {
-            return check.finishedAt();
-        }
-
-        @Override
-        public Thread deliveringThread() {
-            return check.deliverer();
+        public HandOffCheck check() {
+            return check;
         }
     }
 
@@ -1084,8 +1107,37 @@ final class Workloads {
         }
     }
 
+    /**
+     * A row whose messages arrive on another thread (an executor's, a scheduler's, an emitter's): its
+     * {@link HandOffCheck} checks them, and the harness waits for it and takes its time of the last message.
+     */
+    interface HandOffWorkload extends Workload {
+        /** @return the check the delivering thread runs */
+        HandOffCheck check();
+
+        @Override
+        default void prepare(int n) {
+            check().prepare(n);
+        }
+
+        @Override
+        default void consume(int n) throws InterruptedException {
+            check().await();
+        }
+
+        @Override
+        default long finishedAt() {
+            return check().finishedAt();
+        }
+
+        @Override
+        default Thread deliveringThread() {
+            return check().deliverer();
+        }
+    }
+
     /** Reactor's unicast sink over a bounded queue into {@code publishOn(Schedulers.newSingle(..))}. */
-    static final class ReactorSinkSingle implements Workload {
+    static final class ReactorSinkSingle implements HandOffWorkload {
         private final Sinks.Many<Integer> sink;
         private final Scheduler scheduler = Schedulers.newSingle(REACTOR_SINK_SINGLE, true);
         private final Integer[] payload;
@@ -1097,13 +1149,13 @@ final class Workloads {
         }
 
         @Override
-        public void open() {
-            sink.asFlux().publishOn(scheduler).subscribe((CoreSubscriber<Integer>) check);
+        public HandOffCheck check() {
+            return check;
         }
 
         @Override
-        public void prepare(int n) {
-            check.prepare(n);
+        public void open() {
+            sink.asFlux().publishOn(scheduler).subscribe((CoreSubscriber<Integer>) check);
         }
 
         @Override
@@ -1119,21 +1171,6 @@ final class Workloads {
                     spins = Workload.idle(spins);
                 }
             }
-        }
-
-        @Override
-        public void consume(int n) throws InterruptedException {
-            check.await();
-        }
-
-        @Override
-        public long finishedAt() {
-            return check.finishedAt();
-        }
-
-        @Override
-        public Thread deliveringThread() {
-            return check.deliverer();
         }
 
         @Override
