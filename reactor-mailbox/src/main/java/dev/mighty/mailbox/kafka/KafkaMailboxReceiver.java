@@ -305,6 +305,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      * {@code kafka-mailbox-receive-<topics>}, disposed when the stream ends), never on the poll thread, through
      * the fused {@code MailboxFlux} and {@code publishOn}: the worker takes records from the mailbox itself, so a
      * slow downstream pauses the partitions and nothing is buffered outside the mailbox.
+     * A record whose partition was revoked while it waited in the mailbox ({@link ReceivedRecord#isRevoked()}) is
+     * not delivered: the partition's next owner gets it.
      * <p>A cancel, an error or a completion downstream closes the receiver without blocking the signalling
      * thread ({@link #closeAsync(Duration)} with the builder's {@code revocationTimeout} as the wait for
      * acknowledgements still in flight): it commits what is acknowledged and leaves the group, so the partitions

@@ -17,7 +17,8 @@ import reactor.core.scheduler.Schedulers;
  * The {@code Flux} of {@link #receive} subscribes the fused {@code MailboxFlux} of the receiver's mailbox, then
  * {@code publishOn(scheduler)}: the downstream's {@code onNext} runs on that scheduler's worker, never on the poll
  * thread, and the worker polls the mailbox itself (queue fusion), so a cancel leaves every record it did not take
- * in the mailbox (not acknowledged, so not committed: delivered again to the partition's next owner).
+ * in the mailbox (not acknowledged, so not committed: delivered again to the partition's next owner). Records
+ * whose assignment ended while they waited in the mailbox are skipped on the worker, just before delivery.
  */
 final class ReactorReceive {
     private ReactorReceive() {
@@ -37,6 +38,9 @@ final class ReactorReceive {
             return MailboxFlux.from(receiver.mailbox())
                     .doOnSubscribe(subscription -> receiver.start())
                     .publishOn(worker)
+                    // a record whose assignment ended before it got here goes to the partition's next owner:
+                    // handing it on would only make a duplicate whose acknowledgement counts for nothing
+                    .filter(r -> !r.isRevoked())
                     .doFinally(signal -> {
                         // cancel, error or completion downstream: leave the group (commits what is acknowledged);
                         // never blocks the signalling thread, which may be the one that acknowledges
