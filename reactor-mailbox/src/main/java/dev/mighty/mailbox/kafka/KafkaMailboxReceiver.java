@@ -46,7 +46,15 @@ import reactor.core.scheduler.Scheduler;
 /**
  * A Kafka consumer group member that delivers its records into a bounded {@link Mailbox}, so that any face of
  * the mailbox ({@code recvMany}, {@code MailboxPublisher}, {@code MailboxFlux}) consumes them with the mailbox
- * as the backpressure boundary; at-least-once, with per-record acknowledgements.
+ * as the backpressure boundary; at-least-once, with per-record acknowledgements. With reactor-core on the class
+ * path, {@link #receive()} is the one-call face:
+ * <pre>{@code
+ * Disposable d = receiver.receive()                       // starts on subscribe; onNext off the poll thread
+ *         .flatMap(r -> process(r.value()).doOnSuccess(x -> r.acknowledge()), 64)
+ *         .subscribe();
+ * d.dispose();                                            // commits what is acknowledged, leaves the group
+ * }</pre>
+ * The low-level path:
  * <pre>{@code
  * KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver.<String, String>builder(consumerConfig)
  *         .topics(List.of("orders"))
@@ -75,31 +83,47 @@ import reactor.core.scheduler.Scheduler;
  * {@code fetch.max.bytes} and {@code max.partition.fetch.bytes}.) Beyond that, the receiver keeps 9 bytes per
  * record that was delivered and is not yet committed-past (its offset and acknowledgement flag, in chunks of
  * 256), and nothing of the record itself.
+ * <p>Per partition, {@link Builder#maxUnacknowledged} bounds the records handed out and not yet acknowledged
+ * (default {@value #DEFAULT_MAX_UNACKNOWLEDGED}): before each poll, the poll thread counts them from the
+ * partition's ledger and pauses a partition at the bound until acknowledgements bring it under (at most one poll's
+ * records over it). {@link #oldestUnacknowledgedAge()} is the alarm for a record that is never acknowledged.
  *
  * <h2>Acknowledgements and commits (at-least-once)</h2>
  * Every record comes as a {@link ReceivedRecord}; {@link ReceivedRecord#acknowledge()} may be called from any
  * thread, in any order. The offset committed for a partition is that of its oldest delivered record not yet
  * acknowledged, or one past the last delivered record when all are acknowledged: nothing unacknowledged is ever
- * committed, and a restarted group resumes exactly there. Commits are made by the poll thread with
- * {@code commitSync}, in this order of events:
+ * committed, and a restarted group resumes exactly there. Commits are made by the poll thread:
  * <ol>
- *   <li>every {@code commitInterval}, for all assigned partitions whose offset moved;</li>
+ *   <li>every {@code commitInterval} (and at the next turn after a {@link ReceivedRecord#commitAsync()}), for all
+ *       assigned partitions whose offset moved, with {@code commitAsync}: a failure is logged and the next turn
+ *       commits again; a non-retriable failure that lasts 30 s (e.g. an authorization error) is fatal;</li>
  *   <li>on revocation, for the revoked partitions, after waiting up to {@code revocationTimeout} for the
- *       delivered records of those partitions to be acknowledged;</li>
- *   <li>on close, after waiting up to the close timeout for all delivered records to be acknowledged;</li>
- *   <li>on a fatal error, what is acknowledged, without waiting.</li>
+ *       delivered records of those partitions to be acknowledged, with {@code commitSync} (bounded, 10 s);</li>
+ *   <li>on close, within the close's deadline (see {@link #close(Duration)}), with {@code commitSync};</li>
+ *   <li>on a fatal error, what is acknowledged, without waiting, with {@code commitSync} (bounded, 5 s).</li>
  * </ol>
- * A retriable commit error is retried, up to 3 attempts in all, then treated as fatal. A commit that fails
- * because the group rebalanced ({@code CommitFailedException}, {@code RebalanceInProgressException}) is not
- * fatal: the records are redelivered to the partition's next owner.
+ * A retriable error of a synchronous commit is retried with backoff, up to 3 attempts in all within its bound,
+ * then treated as fatal. A commit that fails because the group rebalanced ({@code CommitFailedException},
+ * {@code RebalanceInProgressException}) is not fatal: the records are redelivered to the partition's next owner.
  *
  * <h2>Rebalances</h2>
  * Every assignment of a partition starts a new epoch ({@link ReceivedRecord#assignmentEpoch()}); the
  * consumer resumes from the committed offsets. When a partition is revoked, records of the old epoch still in the
  * mailbox or in the application's hands become {@linkplain ReceivedRecord#isRevoked() revoked}: they are still
  * delivered (the mailbox is not filtered), and acknowledging them changes nothing, so no stale record's
- * acknowledgement moves an offset of the partition's next owner. Polled records not yet in the mailbox are
- * dropped. A lost partition ({@code onPartitionsLost}) is revoked without a commit.
+ * acknowledgement moves an offset of the partition's next owner ({@link #receive()} skips them). Polled records
+ * not yet in the mailbox are not delivered (the next owner gets them). A lost partition ({@code onPartitionsLost})
+ * is revoked without a commit. A partition whose position goes backwards within an assignment (a seek, an offset
+ * reset) starts a new epoch as well. Records returned for a partition this receiver has no ledger for are
+ * delivered under a new epoch if the partition is assigned, else logged (never dropped silently).
+ *
+ * <h2>Logging</h2>
+ * Through {@code System.Logger} (no dependency; routed to {@code java.util.logging} unless the application
+ * installs a {@code System.LoggerFinder}), logger {@code dev.mighty.mailbox.kafka.KafkaMailboxReceiver}:
+ * assignments, revocations (INFO) and losses (WARNING), failed commits (INFO when a rebalance or retriable error,
+ * WARNING otherwise), a partition whose oldest unacknowledged record has been open for 30 s (WARNING, once per
+ * episode), a close that returns before the poll thread finished (WARNING), fatal errors (ERROR) and the close
+ * (INFO). A line names the topics and the group id, never any other configuration value.
  *
  * <h2>Errors</h2>
  * A fatal poll or commit error ends the stream: the receiver commits what is acknowledged, closes the consumer
@@ -110,8 +134,8 @@ import reactor.core.scheduler.Scheduler;
  * acknowledged, and the receiver seeks past it.
  *
  * <h2>Threads</h2>
- * {@link #start()}, {@link #close()}, {@link #close(Duration)}, {@link #paused()} and {@link #mailbox()} may be
- * called from any thread; everything that touches the {@code KafkaConsumer} runs on the poll thread. The mailbox
+ * Every public method may be called from any thread; everything that touches the {@code KafkaConsumer} runs on
+ * the poll thread, and so do commit callbacks and the completion of {@link ReceivedRecord#commitAsync()}. The mailbox
  * has one consumer at a time, as always; only the receiver sends into it (do not send into it yourself).
  * <p><b>Note:</b> with the default (trampolined) {@code MailboxPublisher} or {@code MailboxFlux} without
  * {@code publishOn}, a subscriber waiting on an empty mailbox is run by the sending thread, here the poll thread:
@@ -120,7 +144,8 @@ import reactor.core.scheduler.Scheduler;
  * {@code MailboxPublisher}, or {@code recvMany} on a thread of yours) for slow work.
  *
  * <h2>Progress</h2>
- * {@link ReceivedRecord#acknowledge()} is wait-free. {@link #close(Duration)} blocks (see there). The poll
+ * {@link ReceivedRecord#acknowledge()} is wait-free. {@link #close(Duration)} blocks, bounded by its timeout
+ * (see there); {@link #closeAsync(Duration)} and {@link #receive()}'s cancel do not block. The poll
  * thread blocks only in {@code KafkaConsumer} calls, in a bounded wait for acknowledgements on revocation and
  * close, and parked while the mailbox has no room (woken by the consumer's receive).
  *
