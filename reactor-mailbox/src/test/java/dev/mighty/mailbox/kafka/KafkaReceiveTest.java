@@ -3,7 +3,7 @@ package dev.mighty.mailbox.kafka;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.consumerConfig;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.eventually;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.key;
-import static dev.mighty.mailbox.kafka.KafkaTestSupport.produce;
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.loadTopic;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -48,10 +48,12 @@ class KafkaReceiveTest {
         kafka = broker;
     }
 
-    private static Map<TopicPartition, Long> loadTopic(String topic, int partitions, int count) throws Exception {
-        kafka.createTopic(topic, partitions);
-        produce(kafka, topic, partitions, count);
-        return kafka.endOffsets(topic, partitions);
+    /** A receiver of {@code topic} in {@code group}: capacity 256, commits every 100 ms. */
+    private static KafkaMailboxReceiver.Builder<String, String> member(String group, String topic) {
+        return KafkaMailboxReceiver.<String, String>builder(consumerConfig(kafka, group))
+                .topics(List.of(topic))
+                .capacity(256)
+                .commitInterval(Duration.ofMillis(100));
     }
 
     private static boolean committedTo(String group, Map<TopicPartition, Long> ends) throws InterruptedException {
@@ -73,25 +75,13 @@ class KafkaReceiveTest {
             final String topic = "rx-cancel";
             final String group = "rx-cancel-group";
             final int count = 6_000;
-            final Map<TopicPartition, Long> ends = loadTopic(topic, 3, count);
+            final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 3, count);
 
             final Set<Long> ackedByA = ConcurrentHashMap.newKeySet();
             final Map<Long, Integer> deliveredToB = new ConcurrentHashMap<>();
             final AtomicInteger countA = new AtomicInteger();
-            final KafkaMailboxReceiver<String, String> a = KafkaMailboxReceiver
-                    .<String, String>builder(consumerConfig(kafka, group))
-                    .topics(List.of(topic))
-                    .capacity(256)
-                    .commitInterval(Duration.ofMillis(100))
-                    .revocationTimeout(Duration.ofSeconds(5))
-                    .build();
-            final KafkaMailboxReceiver<String, String> b = KafkaMailboxReceiver
-                    .<String, String>builder(consumerConfig(kafka, group))
-                    .topics(List.of(topic))
-                    .capacity(256)
-                    .commitInterval(Duration.ofMillis(100))
-                    .revocationTimeout(Duration.ofSeconds(5))
-                    .build();
+            final KafkaMailboxReceiver<String, String> a = member(group, topic).revocationTimeout(Duration.ofSeconds(5)).build();
+            final KafkaMailboxReceiver<String, String> b = member(group, topic).revocationTimeout(Duration.ofSeconds(5)).build();
             final Disposable subA = a.receive().subscribe(r -> {
                 // slow enough (12 s for the topic) that A still has records to go when B joins and when A is
                 // cancelled
@@ -169,7 +159,7 @@ class KafkaReceiveTest {
         void shouldCompleteCommitOnceTheOffsetIsCommittedAndDeliverOffThePollThread() throws Exception {
             final String topic = "rx-commit";
             final String group = "rx-commit-group";
-            final Map<TopicPartition, Long> ends = loadTopic(topic, 1, 20);
+            final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 1, 20);
             final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
                     .<String, String>builder(consumerConfig(kafka, group))
                     .topics(List.of(topic))
@@ -203,7 +193,7 @@ class KafkaReceiveTest {
             final int count = 4_000;
             final int bound = 100;
             final int maxPoll = 50;
-            final Map<TopicPartition, Long> ends = loadTopic(topic, partitions, count);
+            final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, partitions, count);
             final Map<String, Object> config = consumerConfig(kafka, group);
             config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPoll);
             final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
@@ -261,13 +251,8 @@ class KafkaReceiveTest {
             final String topic = "rx-close-acker";
             final String group = "rx-close-acker-group";
             final int count = 3_000;
-            final Map<TopicPartition, Long> ends = loadTopic(topic, 3, count);
-            final KafkaMailboxReceiver<String, String> a = KafkaMailboxReceiver
-                    .<String, String>builder(consumerConfig(kafka, group))
-                    .topics(List.of(topic))
-                    .capacity(256)
-                    .commitInterval(Duration.ofMillis(100))
-                    .build();
+            final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 3, count);
+            final KafkaMailboxReceiver<String, String> a = member(group, topic).build();
             final Set<Long> ackedByA = ConcurrentHashMap.newKeySet();
             final Set<Long> unackedByA = ConcurrentHashMap.newKeySet();
             final AtomicLong closeNanos = new AtomicLong(-1L);
@@ -306,11 +291,7 @@ class KafkaReceiveTest {
                     .isLessThan(Duration.ofSeconds(15));
 
             final Map<Long, Integer> deliveredToB = new ConcurrentHashMap<>();
-            final KafkaMailboxReceiver<String, String> b = KafkaMailboxReceiver
-                    .<String, String>builder(consumerConfig(kafka, group))
-                    .topics(List.of(topic))
-                    .commitInterval(Duration.ofMillis(100))
-                    .build();
+            final KafkaMailboxReceiver<String, String> b = member(group, topic).build();
             final Disposable subB = b.receive().subscribe(r -> {
                 deliveredToB.merge(key(r.partition(), r.offset()), 1, Integer::sum);
                 r.acknowledge();
@@ -335,7 +316,7 @@ class KafkaReceiveTest {
         @Test
         void shouldReturnWithinItsBoundWhenASubscriberOnThePollThreadNeverReturns() throws Exception {
             final String topic = "rx-close-stuck";
-            loadTopic(topic, 1, 10);
+            loadTopic(kafka, topic, 1, 10);
             final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
                     .<String, String>builder(consumerConfig(kafka, "rx-close-stuck-group"))
                     .topics(List.of(topic))
