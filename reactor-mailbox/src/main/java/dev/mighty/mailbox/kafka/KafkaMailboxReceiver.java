@@ -14,14 +14,17 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
@@ -201,6 +204,16 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
 
     private final org.apache.kafka.clients.consumer.Consumer<K, V> consumer;
     private final List<String> topics;
+    /** Set instead of a topic list for a pattern subscription. */
+    private final Pattern topicPattern;
+    /** Set instead of a subscription for a manual assignment (no group management). */
+    private final List<TopicPartition> assignment;
+    private final BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+            ? super Collection<TopicPartition>> onAssigned;
+    private final BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+            ? super Collection<TopicPartition>> onRevoked;
+    /** Actions of {@link #doOnConsumer}: any thread adds, the poll thread runs them at its next turn. */
+    private final ConcurrentLinkedQueue<ConsumerTask> consumerTasks = new ConcurrentLinkedQueue<>();
     /** For log lines and thread names: the topics and the group id (never anything else of the configuration). */
     private final String label;
     private final int maxUnacknowledged;
@@ -261,7 +274,18 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private RuntimeException callbackFailure;
 
     private KafkaMailboxReceiver(Builder<K, V> builder) {
-        this.topics = List.copyOf(builder.topics);
+        this.topicPattern = builder.topicPattern;
+        this.assignment = builder.assignment;
+        this.onAssigned = builder.onAssigned;
+        this.onRevoked = builder.onRevoked;
+        if (builder.topics != null) {
+            this.topics = List.copyOf(builder.topics);
+        } else if (topicPattern != null) {
+            this.topics = List.of(topicPattern.pattern());
+        } else {
+            this.topics = assignment.stream().map(TopicPartition::topic).distinct().sorted()
+                    .collect(java.util.stream.Collectors.toUnmodifiableList());
+        }
         this.label = String.join(",", topics) + " group=" + builder.config.get(ConsumerConfig.GROUP_ID_CONFIG);
         this.maxUnacknowledged = builder.maxUnacknowledged;
         this.receiveCloseTimeout = builder.revocationTimeout;
@@ -404,6 +428,70 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     }
 
     /**
+     * Runs {@code action} with the consumer on the poll thread, at its next turn (reactor-kafka's
+     * {@code doOnConsumer}): metrics, positions, {@code seek}, {@code committed}, ...
+     * <p><b>WARNING:</b> {@code action} runs on the poll thread and must not block for long; it must not close the
+     * consumer, change its subscription or assignment, commit, or call {@code pause}/{@code resume} (the receiver
+     * owns those). A {@code seek} backwards starts a new epoch of that partition (records delivered before it are
+     * stale). Actions submitted before {@link #start()} run once it has started.
+     *
+     * @param <T> the result type
+     * @param action what to run with the consumer
+     * @return a stage completed on the poll thread with what {@code action} returned or threw, or failed with
+     *         {@code IllegalStateException} if the receiver closes first
+     */
+    public <T> CompletionStage<T> doOnConsumer(
+            Function<? super org.apache.kafka.clients.consumer.Consumer<K, V>, ? extends T> action) {
+        Objects.requireNonNull(action, "action");
+        final CompletableFuture<T> result = new CompletableFuture<>();
+        consumerTasks.add(new ConsumerTask() {
+            @Override
+            public void run() {
+                try {
+                    result.complete(action.apply(consumer));
+                } catch (Throwable t) {
+                    result.completeExceptionally(t);
+                }
+            }
+
+            @Override
+            public void fail(IllegalStateException closedError) {
+                result.completeExceptionally(closedError);
+            }
+        });
+        if (state.get() == CLOSED) {
+            failConsumerTasks(); // NOTE: raced finish(): whoever drains first fails it; completion is once
+        } else {
+            LockSupport.unpark(pollThread);
+        }
+        return result;
+    }
+
+    /** An action of {@link #doOnConsumer}, with the future it completes. */
+    private interface ConsumerTask {
+        /** Poll thread. */
+        void run();
+
+        /** Any thread, once the receiver is closed. */
+        void fail(IllegalStateException closedError);
+    }
+
+    /** Poll thread: runs the {@link #doOnConsumer} actions submitted so far. */
+    private void runConsumerTasks() {
+        ConsumerTask task;
+        while ((task = consumerTasks.poll()) != null) {
+            task.run();
+        }
+    }
+
+    private void failConsumerTasks() {
+        ConsumerTask task;
+        while ((task = consumerTasks.poll()) != null) {
+            task.fail(new IllegalStateException("receiver closed: " + label));
+        }
+    }
+
+    /**
      * @return whether the receiver has paused its partitions because the mailbox has no room for a poll (a
      *         snapshot: it flips as the consumer frees room)
      */
@@ -522,6 +610,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                     } finally {
                         mailbox.close();
                         terminated.countDown();
+                        failConsumerTasks();
                         closed.complete(null);
                     }
                     return;
@@ -549,12 +638,22 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private void run() {
         Throwable failure = null;
         try {
-            consumer.subscribe(topics, new Rebalance());
+            final Rebalance rebalance = new Rebalance();
+            if (topicPattern != null) {
+                consumer.subscribe(topicPattern, rebalance);
+            } else if (assignment != null) {
+                consumer.assign(assignment); // no group management: the listener is ours to call
+                rebalance.onPartitionsAssigned(assignment);
+                rethrowCallbackFailure();
+            } else {
+                consumer.subscribe(topics, rebalance);
+            }
             lastCommit = lastPoll = System.nanoTime();
             while (state.get() == RUNNING) {
                 if (ring.isClosed()) {
                     break; // closed by someone else: stop as for close(ZERO)
                 }
+                runConsumerTasks();
                 final boolean flushed = drainPending();
                 if (flushed && reserveForPoll()) {
                     if (paused) {
@@ -973,6 +1072,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 mailbox.closeExceptionally(cause);
             }
             terminated.countDown();
+            failConsumerTasks();
             closed.complete(null);
             LOG.log(Level.INFO, "receiver {0}: closed{1}", label, cause == null ? "" : " after " + cause);
         }
@@ -1010,6 +1110,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             for (TopicPartition partition : partitions) {
                 newLedger(partition); // an old ledger (a reassignment we did not see revoked) ends
             }
+            callUser(onAssigned, partitions); // e.g. a seek: the new ledgers are empty, so any position is fine
             if (paused && !partitions.isEmpty()) {
                 consumer.pause(partitions); // no records past our reservations: paused like the others
             }
@@ -1039,6 +1140,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 }
             }
             endAssignment(partitions);
+            callUser(onRevoked, partitions);
         }
 
         @Override
@@ -1046,6 +1148,22 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             LOG.log(Level.WARNING, "receiver {0}: lost {1} (no commit: another member may own them already)", label,
                     partitions);
             endAssignment(partitions); // another member may own them already: commit nothing
+            callUser(onRevoked, partitions);
+        }
+
+        /** A user listener's failure is fatal, rethrown once the poll returns. */
+        private void callUser(BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+                ? super Collection<TopicPartition>> listener, Collection<TopicPartition> partitions) {
+            if (listener == null || partitions.isEmpty()) {
+                return;
+            }
+            try {
+                listener.accept(consumer, partitions);
+            } catch (RuntimeException e) {
+                if (callbackFailure == null) {
+                    callbackFailure = e;
+                }
+            }
         }
 
         private void endAssignment(Collection<TopicPartition> partitions) {
@@ -1127,6 +1245,12 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     public static final class Builder<K, V> {
         private final Map<String, Object> config;
         private List<String> topics;
+        private Pattern topicPattern;
+        private List<TopicPartition> assignment;
+        private BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+                ? super Collection<TopicPartition>> onAssigned;
+        private BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+                ? super Collection<TopicPartition>> onRevoked;
         private int capacity = DEFAULT_CAPACITY;
         private Duration commitInterval = DEFAULT_COMMIT_INTERVAL;
         private Duration pollTimeout = DEFAULT_POLL_TIMEOUT;
@@ -1160,6 +1284,65 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 throw new IllegalArgumentException("topics: [] (expected: at least one topic)");
             }
             this.topics = List.copyOf(topics); // NPE on a null element
+            return this;
+        }
+
+        /**
+         * Subscribes to every topic matching {@code pattern} (group management), instead of {@link #topics}.
+         *
+         * @param pattern the topics to subscribe to
+         * @return this
+         */
+        public Builder<K, V> topicPattern(Pattern pattern) {
+            this.topicPattern = Objects.requireNonNull(pattern, "pattern");
+            return this;
+        }
+
+        /**
+         * Reads exactly these partitions ({@code consumer.assign}, no group management, no rebalances) instead
+         * of subscribing; the receiver still commits what is acknowledged to the group's offsets. The assignment
+         * listener ({@link #onAssigned}) is called once, at the start, e.g. to seek.
+         *
+         * @param partitions the partitions to read, not empty
+         * @return this
+         */
+        public Builder<K, V> assignment(Collection<TopicPartition> partitions) {
+            Objects.requireNonNull(partitions, "partitions");
+            if (partitions.isEmpty()) {
+                throw new IllegalArgumentException("assignment: [] (expected: at least one partition)");
+            }
+            this.assignment = List.copyOf(partitions);
+            return this;
+        }
+
+        /**
+         * Called on the poll thread with the consumer after partitions are assigned and their ledgers made, before
+         * their first records are fetched: the place to {@code seek} (reactor-kafka's {@code addAssignListener}
+         * and {@code seek} on assignment).
+         * <p><b>WARNING:</b> runs inside {@code poll} on the poll thread: keep it short. If it throws, the receiver
+         * fails with what it threw.
+         *
+         * @param listener gets the consumer and the partitions assigned
+         * @return this
+         */
+        public Builder<K, V> onAssigned(BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+                ? super Collection<TopicPartition>> listener) {
+            this.onAssigned = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Called on the poll thread with the consumer after partitions are revoked (once their acknowledged offsets
+         * are committed) or lost (without a commit).
+         * <p><b>WARNING:</b> runs inside {@code poll} on the poll thread: keep it short (it delays the group's
+         * rebalance). If it throws, the receiver fails with what it threw.
+         *
+         * @param listener gets the consumer and the partitions revoked or lost
+         * @return this
+         */
+        public Builder<K, V> onRevoked(BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+                ? super Collection<TopicPartition>> listener) {
+            this.onRevoked = Objects.requireNonNull(listener, "listener");
             return this;
         }
 
@@ -1272,12 +1455,18 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
 
         /**
          * @return a receiver, not started
-         * @throws IllegalStateException if no topics were given
+         * @throws IllegalStateException if none, or more than one, of topics, a topic pattern and an assignment
+         *         were given
          * @throws org.apache.kafka.common.KafkaException if the consumer configuration is invalid
          */
         public KafkaMailboxReceiver<K, V> build() {
-            if (topics == null) {
+            final int sources = (topics == null ? 0 : 1) + (topicPattern == null ? 0 : 1) + (assignment == null ? 0 : 1);
+            if (sources == 0) {
                 throw new IllegalStateException("topics: not set (expected: topics(List) before build())");
+            }
+            if (sources > 1) {
+                throw new IllegalStateException("topics, topicPattern, assignment: " + sources
+                        + " set (expected: exactly one)");
             }
             return new KafkaMailboxReceiver<>(this);
         }
