@@ -110,13 +110,7 @@ class KafkaReceiveTest {
                 b.closeAsync(Duration.ofSeconds(10)).toCompletableFuture().get(30, TimeUnit.SECONDS);
             }
             // every record came to A (acknowledged) or to B, and B got none that A acknowledged
-            for (Map.Entry<TopicPartition, Long> e : ends.entrySet()) {
-                for (long offset = 0; offset < e.getValue(); offset++) {
-                    final long k = key(e.getKey().partition(), offset);
-                    assertThat(ackedByA.contains(k) || deliveredToB.containsKey(k))
-                            .as("%s-%s delivered", e.getKey(), offset).isTrue();
-                }
-            }
+            assertCovered(ends, ackedByA, deliveredToB);
             final List<Long> duplicates = new ArrayList<>();
             for (Long k : deliveredToB.keySet()) {
                 if (ackedByA.contains(k)) {
@@ -304,13 +298,7 @@ class KafkaReceiveTest {
             }
             assertThat(unackedByA).isNotEmpty();
             assertThat(deliveredToB.keySet()).as("every record A did not acknowledge").containsAll(unackedByA);
-            for (Map.Entry<TopicPartition, Long> e : ends.entrySet()) {
-                for (long offset = 0; offset < e.getValue(); offset++) {
-                    final long k = key(e.getKey().partition(), offset);
-                    assertThat(ackedByA.contains(k) || deliveredToB.containsKey(k))
-                            .as("%s-%s delivered", e.getKey(), offset).isTrue();
-                }
-            }
+            assertCovered(ends, ackedByA, deliveredToB);
         }
 
         @Test
@@ -348,6 +336,18 @@ class KafkaReceiveTest {
             }
             assertThat(receiver.closeAsync(Duration.ZERO).toCompletableFuture().get(30, TimeUnit.SECONDS)).isNull();
             assertThat(receiver.mailbox().isClosed()).isTrue();
+        }
+    }
+
+    /** Every record up to {@code ends} was acknowledged by the first member or delivered to the second. */
+    private static void assertCovered(Map<TopicPartition, Long> ends, Set<Long> ackedByA,
+            Map<Long, Integer> deliveredToB) {
+        for (Map.Entry<TopicPartition, Long> e : ends.entrySet()) {
+            for (long offset = 0; offset < e.getValue(); offset++) {
+                final long k = key(e.getKey().partition(), offset);
+                assertThat(ackedByA.contains(k) || deliveredToB.containsKey(k))
+                        .as("%s-%s delivered", e.getKey(), offset).isTrue();
+            }
         }
     }
 
