@@ -31,10 +31,27 @@ public final class HidingClassLoader extends URLClassLoader {
      * @return a loader over the library and its compile dependencies only
      */
     public static HidingClassLoader without(String hiddenPrefix, String dependency) throws ClassNotFoundException {
-        return new HidingClassLoader(hiddenPrefix, dependency, new URL[] {
-            locationOf(Mailbox.class),                                       // reactor-mailbox/target/classes
-            locationOf(Publisher.class),                                     // reactive-streams
-        });
+        return without(hiddenPrefix, dependency, new Class<?>[0]);
+    }
+
+    /**
+     * As {@link #without(String, String)}, the loader also seeing the jars or directories that hold
+     * {@code alsoVisible} (another optional dependency the classes under test need, or a test class to run there).
+     *
+     * @param hiddenPrefix the package prefix to refuse
+     * @param dependency   the optional dependency's name, for the refusal's message
+     * @param alsoVisible  classes whose code sources are added to the loader's locations
+     * @return a loader over the library, its compile dependencies and those locations
+     */
+    public static HidingClassLoader without(String hiddenPrefix, String dependency, Class<?>... alsoVisible)
+            throws ClassNotFoundException {
+        final URL[] urls = new URL[2 + alsoVisible.length];
+        urls[0] = locationOf(Mailbox.class);   // reactor-mailbox/target/classes
+        urls[1] = locationOf(Publisher.class); // reactive-streams
+        for (int i = 0; i < alsoVisible.length; i++) {
+            urls[2 + i] = locationOf(alsoVisible[i]);
+        }
+        return new HidingClassLoader(hiddenPrefix, dependency, urls);
     }
 
     private static URL locationOf(Class<?> type) {

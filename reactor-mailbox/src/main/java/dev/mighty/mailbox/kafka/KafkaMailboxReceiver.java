@@ -1,18 +1,30 @@
 package dev.mighty.mailbox.kafka;
 
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.regex.Pattern;
 
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
@@ -31,11 +43,21 @@ import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.WakeupException;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * A Kafka consumer group member that delivers its records into a bounded {@link Mailbox}, so that any face of
  * the mailbox ({@code recvMany}, {@code MailboxPublisher}, {@code MailboxFlux}) consumes them with the mailbox
- * as the backpressure boundary; at-least-once, with per-record acknowledgements.
+ * as the backpressure boundary; at-least-once, with per-record acknowledgements. With reactor-core on the class
+ * path, {@link #receive()} is the one-call face:
+ * <pre>{@code
+ * Disposable d = receiver.receive()                       // starts on subscribe; onNext off the poll thread
+ *         .flatMap(r -> process(r.value()).doOnSuccess(x -> r.acknowledge()), 64)
+ *         .subscribe();
+ * d.dispose();                                            // commits what is acknowledged, leaves the group
+ * }</pre>
+ * The low-level path:
  * <pre>{@code
  * KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver.<String, String>builder(consumerConfig)
  *         .topics(List.of("orders"))
@@ -64,31 +86,47 @@ import org.apache.kafka.common.errors.WakeupException;
  * {@code fetch.max.bytes} and {@code max.partition.fetch.bytes}.) Beyond that, the receiver keeps 9 bytes per
  * record that was delivered and is not yet committed-past (its offset and acknowledgement flag, in chunks of
  * 256), and nothing of the record itself.
+ * <p>Per partition, {@link Builder#maxUnacknowledged} bounds the records handed out and not yet acknowledged
+ * (default {@value #DEFAULT_MAX_UNACKNOWLEDGED}): before each poll, the poll thread counts them from the
+ * partition's ledger and pauses a partition at the bound until acknowledgements bring it under (at most one poll's
+ * records over it). {@link #oldestUnacknowledgedAge()} is the alarm for a record that is never acknowledged.
  *
  * <h2>Acknowledgements and commits (at-least-once)</h2>
  * Every record comes as a {@link ReceivedRecord}; {@link ReceivedRecord#acknowledge()} may be called from any
  * thread, in any order. The offset committed for a partition is that of its oldest delivered record not yet
  * acknowledged, or one past the last delivered record when all are acknowledged: nothing unacknowledged is ever
- * committed, and a restarted group resumes exactly there. Commits are made by the poll thread with
- * {@code commitSync}, in this order of events:
+ * committed, and a restarted group resumes exactly there. Commits are made by the poll thread:
  * <ol>
- *   <li>every {@code commitInterval}, for all assigned partitions whose offset moved;</li>
+ *   <li>every {@code commitInterval} (and at the next turn after a {@link ReceivedRecord#commitAsync()}), for all
+ *       assigned partitions whose offset moved, with {@code commitAsync}: a failure is logged and the next turn
+ *       commits again; a non-retriable failure that lasts 30 s (e.g. an authorization error) is fatal;</li>
  *   <li>on revocation, for the revoked partitions, after waiting up to {@code revocationTimeout} for the
- *       delivered records of those partitions to be acknowledged;</li>
- *   <li>on close, after waiting up to the close timeout for all delivered records to be acknowledged;</li>
- *   <li>on a fatal error, what is acknowledged, without waiting.</li>
+ *       delivered records of those partitions to be acknowledged, with {@code commitSync} (bounded, 10 s);</li>
+ *   <li>on close, within the close's deadline (see {@link #close(Duration)}), with {@code commitSync};</li>
+ *   <li>on a fatal error, what is acknowledged, without waiting, with {@code commitSync} (bounded, 5 s).</li>
  * </ol>
- * A retriable commit error is retried, up to 3 attempts in all, then treated as fatal. A commit that fails
- * because the group rebalanced ({@code CommitFailedException}, {@code RebalanceInProgressException}) is not
- * fatal: the records are redelivered to the partition's next owner.
+ * A retriable error of a synchronous commit is retried with backoff, up to 3 attempts in all within its bound,
+ * then treated as fatal. A commit that fails because the group rebalanced ({@code CommitFailedException},
+ * {@code RebalanceInProgressException}) is not fatal: the records are redelivered to the partition's next owner.
  *
  * <h2>Rebalances</h2>
  * Every assignment of a partition starts a new epoch ({@link ReceivedRecord#assignmentEpoch()}); the
  * consumer resumes from the committed offsets. When a partition is revoked, records of the old epoch still in the
  * mailbox or in the application's hands become {@linkplain ReceivedRecord#isRevoked() revoked}: they are still
  * delivered (the mailbox is not filtered), and acknowledging them changes nothing, so no stale record's
- * acknowledgement moves an offset of the partition's next owner. Polled records not yet in the mailbox are
- * dropped. A lost partition ({@code onPartitionsLost}) is revoked without a commit.
+ * acknowledgement moves an offset of the partition's next owner ({@link #receive()} skips them). Polled records
+ * not yet in the mailbox are not delivered (the next owner gets them). A lost partition ({@code onPartitionsLost})
+ * is revoked without a commit. A partition whose position goes backwards within an assignment (a seek, an offset
+ * reset) starts a new epoch as well. Records returned for a partition this receiver has no ledger for are
+ * delivered under a new epoch if the partition is assigned, else logged (never dropped silently).
+ *
+ * <h2>Logging</h2>
+ * Through {@code System.Logger} (no dependency; routed to {@code java.util.logging} unless the application
+ * installs a {@code System.LoggerFinder}), logger {@code dev.mighty.mailbox.kafka.KafkaMailboxReceiver}:
+ * assignments, revocations (INFO) and losses (WARNING), failed commits (INFO when a rebalance or retriable error,
+ * WARNING otherwise), a partition whose oldest unacknowledged record has been open for 30 s (WARNING, once per
+ * episode), a close that returns before the poll thread finished (WARNING), fatal errors (ERROR) and the close
+ * (INFO). A line names the topics and the group id, never any other configuration value.
  *
  * <h2>Errors</h2>
  * A fatal poll or commit error ends the stream: the receiver commits what is acknowledged, closes the consumer
@@ -99,8 +137,8 @@ import org.apache.kafka.common.errors.WakeupException;
  * acknowledged, and the receiver seeks past it.
  *
  * <h2>Threads</h2>
- * {@link #start()}, {@link #close()}, {@link #close(Duration)}, {@link #paused()} and {@link #mailbox()} may be
- * called from any thread; everything that touches the {@code KafkaConsumer} runs on the poll thread. The mailbox
+ * Every public method may be called from any thread; everything that touches the {@code KafkaConsumer} runs on
+ * the poll thread, and so do commit callbacks and the completion of {@link ReceivedRecord#commitAsync()}. The mailbox
  * has one consumer at a time, as always; only the receiver sends into it (do not send into it yourself).
  * <p><b>Note:</b> with the default (trampolined) {@code MailboxPublisher} or {@code MailboxFlux} without
  * {@code publishOn}, a subscriber waiting on an empty mailbox is run by the sending thread, here the poll thread:
@@ -109,7 +147,8 @@ import org.apache.kafka.common.errors.WakeupException;
  * {@code MailboxPublisher}, or {@code recvMany} on a thread of yours) for slow work.
  *
  * <h2>Progress</h2>
- * {@link ReceivedRecord#acknowledge()} is wait-free. {@link #close(Duration)} blocks (see there). The poll
+ * {@link ReceivedRecord#acknowledge()} is wait-free. {@link #close(Duration)} blocks, bounded by its timeout
+ * (see there); {@link #closeAsync(Duration)} and {@link #receive()}'s cancel do not block. The poll
  * thread blocks only in {@code KafkaConsumer} calls, in a bounded wait for acknowledgements on revocation and
  * close, and parked while the mailbox has no room (woken by the consumer's receive).
  *
@@ -130,8 +169,10 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     public static final Duration DEFAULT_POLL_TIMEOUT = Duration.ofMillis(100);
     /** The default of {@link Builder#revocationTimeout}. */
     public static final Duration DEFAULT_REVOCATION_TIMEOUT = Duration.ofSeconds(1);
-    /** The wait for acknowledgements of {@link #close()}. */
+    /** The timeout of {@link #close()}. */
     public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
+    /** The default of {@link Builder#maxUnacknowledged}. */
+    public static final int DEFAULT_MAX_UNACKNOWLEDGED = 4096;
 
     /** Kafka's own default of {@code max.poll.records}. */
     static final int KAFKA_MAX_POLL_RECORDS = 500;
@@ -139,15 +180,46 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     /** The timeout of a liveness poll made while every partition is paused. */
     private static final Duration PAUSED_POLL = Duration.ofMillis(10);
     private static final long ACK_WAIT_STEP_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-    private static final Duration CONSUMER_CLOSE_TIMEOUT = Duration.ofSeconds(30);
+    private static final long FINISH_FLOOR_MILLIS = 500;
+    /** The least time a close gives its final commit and the consumer's close, whatever its timeout. */
+    static final Duration FINISH_FLOOR = Duration.ofMillis(FINISH_FLOOR_MILLIS);
+    /** The most of a close's timeout kept for its final commit and the consumer's close. */
+    private static final long FINISH_RESERVE_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** The budget of the final commit and the consumer's close after a fatal error. */
+    private static final Duration FATAL_FINISH = Duration.ofSeconds(5);
+    /** How long a partition paused at {@code maxUnacknowledged} or an open oldest record lasts before a warning. */
+    static final long LONG_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** How long periodic (asynchronous) commits may fail with a non-retriable error before that is fatal. */
+    private static final long COMMIT_FAILURE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+    /** The bound of a commit made inside a rebalance. */
+    private static final Duration REVOCATION_COMMIT_TIMEOUT = Duration.ofSeconds(10);
+
+    private static final Logger LOG = System.getLogger(KafkaMailboxReceiver.class.getName());
 
     private static final int NEW = 0;
     private static final int RUNNING = 1;
     private static final int STOPPING = 2;
     private static final int CLOSED = 3;
 
-    private final KafkaConsumer<K, V> consumer;
+    private final org.apache.kafka.clients.consumer.Consumer<K, V> consumer;
     private final List<String> topics;
+    /** Set instead of a topic list for a pattern subscription. */
+    private final Pattern topicPattern;
+    /** Set instead of a subscription for a manual assignment (no group management). */
+    private final List<TopicPartition> assignment;
+    private final BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+            ? super Collection<TopicPartition>> onAssigned;
+    private final BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+            ? super Collection<TopicPartition>> onRevoked;
+    /** Actions of {@link #doOnConsumer}: any thread adds, the poll thread runs them at its next turn. */
+    private final ConcurrentLinkedQueue<ConsumerTask> consumerTasks = new ConcurrentLinkedQueue<>();
+    /** For log lines and thread names: the topics and the group id (never anything else of the configuration). */
+    private final String label;
+    private final int maxUnacknowledged;
+    private final Duration receiveCloseTimeout;
+    private final AtomicBoolean receiveClaimed = new AtomicBoolean();
+    private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private final Mailbox<ReceivedRecord<K, V>> mailbox;
     private final MailboxRing<ReceivedRecord<K, V>> ring;
     private final int maxPollRecords;
@@ -165,6 +237,16 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
 
     /** Set by close before it moves the state to STOPPING; read by the poll thread. */
     private volatile long closeDeadline;
+    /** The end of the wait for acknowledgements of a close: the deadline less what the commit and close keep. */
+    private volatile long ackDeadline;
+    /** The thread that called close, or null: the poll thread does not wait for acks this thread would make. */
+    private volatile Thread closingThread;
+    /** Set by any thread that wants a commit soon ({@link ReceivedRecord#commitAsync()}); cleared by the poll thread. */
+    private volatile boolean commitRequested;
+    /** The age of the oldest unacknowledged record over all partitions, in nanos; written by the poll thread. */
+    private volatile long oldestUnacknowledgedNanos;
+    /** How many partitions are paused at maxUnacknowledged; written by the poll thread. */
+    private volatile int partitionsAtBound;
     /** Set (with STOPPING) by {@link #halt()}: stop without waiting and without a final commit. */
     private volatile boolean halted;
     /** Written by the poll thread only. */
@@ -176,6 +258,13 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private final Map<TopicPartition, PartitionAcks> ledgers = new HashMap<>();
     private final ArrayDeque<PendingRun<K, V>> pending = new ArrayDeque<>();
     private final ArrayList<ReceivedRecord<K, V>> batch;
+    private final Runnable commitRequest = () -> commitRequested = true;
+    /** Partitions paused because their unacknowledged records reached {@code maxUnacknowledged}. */
+    private final Set<TopicPartition> atBound = new HashSet<>();
+    /** Partitions warned about (a long pause or a long-open oldest record), until they recover. */
+    private final Set<TopicPartition> warned = new HashSet<>();
+    /** When the periodic commits began to fail with a non-retriable error, or 0. */
+    private long commitFailingSince;
     private long epochs;
     /** Mailbox reservations held: each lets one record in without finding the mailbox full. */
     private int permits;
@@ -185,7 +274,21 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private RuntimeException callbackFailure;
 
     private KafkaMailboxReceiver(Builder<K, V> builder) {
-        this.topics = List.copyOf(builder.topics);
+        this.topicPattern = builder.topicPattern;
+        this.assignment = builder.assignment;
+        this.onAssigned = builder.onAssigned;
+        this.onRevoked = builder.onRevoked;
+        if (builder.topics != null) {
+            this.topics = List.copyOf(builder.topics);
+        } else if (topicPattern != null) {
+            this.topics = List.of(topicPattern.pattern());
+        } else {
+            this.topics = assignment.stream().map(TopicPartition::topic).distinct().sorted()
+                    .collect(java.util.stream.Collectors.toUnmodifiableList());
+        }
+        this.label = String.join(",", topics) + " group=" + builder.config.get(ConsumerConfig.GROUP_ID_CONFIG);
+        this.maxUnacknowledged = builder.maxUnacknowledged;
+        this.receiveCloseTimeout = builder.revocationTimeout;
         this.mailbox = Mailboxes.<ReceivedRecord<K, V>>builder().capacity(builder.capacity)
                 .name("kafka-receiver-" + String.join(",", topics)).build();
         this.ring = MailboxRing.of(mailbox);
@@ -204,9 +307,13 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         this.pollTimeout = builder.pollTimeout;
         this.revocationTimeoutNanos = builder.revocationTimeout.toNanos();
         this.deserializationErrorHandler = builder.deserializationErrorHandler;
-        this.consumer = new KafkaConsumer<>(config);
-        this.pollThread = new Thread(this::run, "kafka-mailbox-receiver-" + String.join(",", topics));
-        this.pollThread.setDaemon(true);
+        this.consumer = Objects.requireNonNull(builder.consumerFactory.apply(config), "consumerFactory result");
+        if (builder.threadFactory == null) {
+            this.pollThread = new Thread(this::run, threadName("poll"));
+            this.pollThread.setDaemon(true);
+        } else {
+            this.pollThread = Objects.requireNonNull(builder.threadFactory.newThread(this::run), "threadFactory result");
+        }
         final Thread thread = this.pollThread;
         this.roomWakeup = () -> {
             roomWaiting = false;
@@ -227,9 +334,85 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         return new Builder<>(consumerConfig);
     }
 
-    /** @return the mailbox the records arrive in; consume it with any face, one consumer at a time */
+    /**
+     * The low-level path: the mailbox the records arrive in; consume it with any face, one consumer at a time,
+     * and {@link #start()} the receiver yourself.
+     * <p><b>Note:</b> only the receiver may send into this mailbox. {@code Mailbox} is sealed (its hooks are the
+     * library's), so no send-refusing view of it can be handed out: a record sent into it by the application is
+     * delivered like the others but is in no ledger (acknowledging it does nothing).
+     *
+     * @return the mailbox the records arrive in
+     */
     public Mailbox<ReceivedRecord<K, V>> mailbox() {
         return mailbox;
+    }
+
+    /**
+     * The records as a {@code Flux} (reactor-core needed on the class path for this method only; the rest of the
+     * receiver neither loads nor needs it). Subscribing starts the receiver; records are delivered on a
+     * single-threaded scheduler of this stream's own ({@code Schedulers.newSingle}, a daemon thread named
+     * {@code kafka-mailbox-receive-<topics>}, disposed when the stream ends), never on the poll thread, through
+     * the fused {@code MailboxFlux} and {@code publishOn}: the worker takes records from the mailbox itself, so a
+     * slow downstream pauses the partitions and nothing is buffered outside the mailbox.
+     * A record whose partition was revoked while it waited in the mailbox ({@link ReceivedRecord#isRevoked()}) is
+     * not delivered: the partition's next owner gets it.
+     * <p>A cancel, an error or a completion downstream closes the receiver without blocking the signalling
+     * thread ({@link #closeAsync(Duration)} with the builder's {@code revocationTimeout} as the wait for
+     * acknowledgements still in flight): it commits what is acknowledged and leaves the group, so the partitions
+     * move to the other members, which get every record not acknowledged (including those still in the mailbox).
+     * The stream completes when the receiver closes (once the mailbox is drained) and errors with a fatal poll or
+     * commit error.
+     * <p>One {@code receive()} subscription per receiver, and not next to {@link #start()}: a second subscriber,
+     * or a subscriber after {@code start()}, gets {@code onError(IllegalStateException)}.
+     *
+     * @return a cold {@code Flux} of the records; acknowledge each ({@link ReceivedRecord#acknowledge()}) or
+     *         commit it ({@link ReceivedRecord#commit()})
+     */
+    public Flux<ReceivedRecord<K, V>> receive() {
+        return ReactorReceive.receive(this, null, true);
+    }
+
+    /**
+     * As {@link #receive()}, delivering on {@code scheduler} instead (not disposed by the stream).
+     *
+     * @param scheduler where the downstream's {@code onNext} runs; not {@code Schedulers.immediate()} if the
+     *        downstream is slow (it would run on the poll thread)
+     * @return a cold {@code Flux} of the records
+     */
+    public Flux<ReceivedRecord<K, V>> receive(Scheduler scheduler) {
+        return ReactorReceive.receive(this, Objects.requireNonNull(scheduler, "scheduler"), false);
+    }
+
+    /**
+     * As {@link #receive()}, acknowledging each record once the downstream's {@code onNext} for it has returned
+     * (reactor-kafka's {@code receiveAutoAck}, one record at a time). Work the downstream continues
+     * asynchronously after {@code onNext} returns is not covered: use {@link #receive()} and acknowledge
+     * yourself for that.
+     *
+     * @return a cold {@code Flux} of the records
+     */
+    public Flux<ConsumerRecord<K, V>> receiveAutoAck() {
+        return ReactorReceive.autoAck(receive());
+    }
+
+    /** @return null if this is the first receive() and the receiver is new, else the refusal */
+    IllegalStateException claimReceive() {
+        if (!receiveClaimed.compareAndSet(false, true)) {
+            return new IllegalStateException("receive() subscribed twice: one receive() subscription per receiver");
+        }
+        if (state.get() != NEW) {
+            return new IllegalStateException("receive() on a receiver already started or closed: state="
+                    + stateName());
+        }
+        return null;
+    }
+
+    Duration receiveCloseTimeout() {
+        return receiveCloseTimeout;
+    }
+
+    String threadName(String role) {
+        return "kafka-mailbox-" + role + "-" + String.join(",", topics);
     }
 
     /**
@@ -245,11 +428,96 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     }
 
     /**
+     * Runs {@code action} with the consumer on the poll thread, at its next turn (reactor-kafka's
+     * {@code doOnConsumer}): metrics, positions, {@code seek}, {@code committed}, ...
+     * <p><b>WARNING:</b> {@code action} runs on the poll thread and must not block for long; it must not close the
+     * consumer, change its subscription or assignment, commit, or call {@code pause}/{@code resume} (the receiver
+     * owns those). A {@code seek} backwards starts a new epoch of that partition (records delivered before it are
+     * stale). Actions submitted before {@link #start()} run once it has started.
+     *
+     * @param <T> the result type
+     * @param action what to run with the consumer
+     * @return a stage completed on the poll thread with what {@code action} returned or threw, or failed with
+     *         {@code IllegalStateException} if the receiver closes first
+     */
+    public <T> CompletionStage<T> doOnConsumer(
+            Function<? super org.apache.kafka.clients.consumer.Consumer<K, V>, ? extends T> action) {
+        Objects.requireNonNull(action, "action");
+        final CompletableFuture<T> result = new CompletableFuture<>();
+        consumerTasks.add(new ConsumerTask() {
+            @Override
+            public void run() {
+                try {
+                    result.complete(action.apply(consumer));
+                } catch (Throwable t) {
+                    result.completeExceptionally(t);
+                }
+            }
+
+            @Override
+            public void fail(IllegalStateException closedError) {
+                result.completeExceptionally(closedError);
+            }
+        });
+        if (state.get() == CLOSED) {
+            failConsumerTasks(); // NOTE: raced finish(): whoever drains first fails it; completion is once
+        } else {
+            LockSupport.unpark(pollThread);
+        }
+        return result;
+    }
+
+    /** An action of {@link #doOnConsumer}, with the future it completes. */
+    private interface ConsumerTask {
+        /** Poll thread. */
+        void run();
+
+        /** Any thread, once the receiver is closed. */
+        void fail(IllegalStateException closedError);
+    }
+
+    /** Poll thread: runs the {@link #doOnConsumer} actions submitted so far. */
+    private void runConsumerTasks() {
+        ConsumerTask task;
+        while ((task = consumerTasks.poll()) != null) {
+            task.run();
+        }
+    }
+
+    private void failConsumerTasks() {
+        ConsumerTask task;
+        while ((task = consumerTasks.poll()) != null) {
+            task.fail(new IllegalStateException("receiver closed: " + label));
+        }
+    }
+
+    /**
      * @return whether the receiver has paused its partitions because the mailbox has no room for a poll (a
      *         snapshot: it flips as the consumer frees room)
      */
     public boolean paused() {
         return paused;
+    }
+
+    /**
+     * The alarm for a record dropped without an acknowledgement (a {@code filter}, an {@code onErrorContinue}, a
+     * timeout): its partition's committed offset cannot pass it, so this age keeps growing. The receiver logs a
+     * warning when it passes 30 s for a partition.
+     *
+     * @return how long the oldest unacknowledged record (over all partitions) has been the oldest of its
+     *         partition (at most since it was delivered), or zero when every delivered record is acknowledged;
+     *         updated by the poll thread at each turn
+     */
+    public Duration oldestUnacknowledgedAge() {
+        return Duration.ofNanos(oldestUnacknowledgedNanos);
+    }
+
+    /**
+     * @return how many partitions are paused because their unacknowledged records reached
+     *         {@link Builder#maxUnacknowledged} (a snapshot, updated by the poll thread at each turn)
+     */
+    public int partitionsAtUnacknowledgedBound() {
+        return partitionsAtBound;
     }
 
     /** As {@link #close(Duration)} with {@link #DEFAULT_CLOSE_TIMEOUT}. */
@@ -259,25 +527,63 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     }
 
     /**
-     * Stops polling, waits up to {@code timeout} for every delivered record to be acknowledged, commits what is
-     * acknowledged, closes the consumer (leaving the group) and closes the mailbox: what is in it stays receivable
-     * and the stream completes once it is drained (records not acknowledged by then are delivered again to the
-     * group after the restart or rebalance; acknowledging them changes nothing). Blocks until all of that is
-     * done: the timeout bounds the wait for acknowledgements, the commit and the consumer's close are bounded by
-     * the consumer's {@code default.api.timeout.ms} and 30 s. Idempotent; harmless before {@link #start()}
-     * (then it closes the consumer and the mailbox). Called on the poll thread (from subscriber code run by a
-     * send), it does not wait: the poll thread stops when that code returns.
+     * Stops polling, waits for the delivered records to be acknowledged, commits what is acknowledged, closes the
+     * consumer (leaving the group) and closes the mailbox: what is in it stays receivable and the stream completes
+     * once it is drained (records not acknowledged by then are delivered again to the group after the restart or
+     * rebalance; acknowledging them changes nothing).
+     * <p>One deadline, {@code timeout} from now, bounds the whole close: the wait for acknowledgements ends early
+     * enough to leave the final {@code commitSync} and the consumer's close part of it (half of the timeout, at
+     * most 5 s), and those two share what remains (at least 500 ms each). A
+     * thread that acknowledged records of a partition still open is not waited for: called from the thread that
+     * acknowledges, close does not wait for acknowledgements that cannot come while it blocks.
+     * <p>Returns when the receiver is closed, or at the deadline (plus the floor) if the poll thread has not finished
+     * by then (it is running code that does not return, e.g. a subscriber on the poll thread): the close then
+     * completes in the background ({@link #closeAsync} tells when). An interrupt ends the wait early (the flag is
+     * kept) and the close completes in the background too. Idempotent (a second call waits for the first close,
+     * bounded by its own timeout); harmless before {@link #start()}. Called on the poll thread (from subscriber
+     * code run by a send), it does not wait: the poll thread stops when that code returns.
      *
-     * @param timeout the longest wait for acknowledgements, {@code >= 0}
+     * @param timeout the bound of the whole close, {@code >= 0}
      * @throws NullPointerException if {@code timeout} is null
      * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public void close(Duration timeout) {
+        checkTimeout(timeout);
+        stop(timeout, false);
+        if (Thread.currentThread() == pollThread) {
+            return; // subscriber code running on the poll thread: it stops when this returns
+        }
+        final long waitNanos = saturatedNanos(timeout) + 2 * FINISH_FLOOR.toNanos();
+        try {
+            if (!terminated.await(waitNanos, TimeUnit.NANOSECONDS)) {
+                LOG.log(Level.WARNING, "receiver {0}: close({1}) returns before the poll thread finished; the close"
+                        + " completes in the background", label, timeout);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the close completes in the background
+        }
+    }
+
+    /**
+     * Starts the close of {@link #close(Duration)} and returns at once.
+     *
+     * @param timeout the bound of the whole close, {@code >= 0}
+     * @return a stage completed (normally, whatever the receiver's end was) once the consumer and the mailbox are
+     *         closed; completed on the poll thread or the calling thread
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
+    public CompletionStage<Void> closeAsync(Duration timeout) {
+        checkTimeout(timeout);
+        stop(timeout, false);
+        return closed.copy();
+    }
+
+    private static void checkTimeout(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout: " + timeout + " (expected: >= 0)");
         }
-        stop(timeout, false);
     }
 
     /**
@@ -287,6 +593,11 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      */
     void halt() {
         stop(Duration.ZERO, true);
+        try {
+            terminated.await(FATAL_FINISH.toNanos() * 2, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private void stop(Duration timeout, boolean halt) {
@@ -299,35 +610,26 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                     } finally {
                         mailbox.close();
                         terminated.countDown();
+                        failConsumerTasks();
+                        closed.complete(null);
                     }
                     return;
                 }
             } else if (s == RUNNING) {
-                closeDeadline = System.nanoTime() + saturatedNanos(timeout);
+                final long now = System.nanoTime();
+                final long timeoutNanos = saturatedNanos(timeout);
+                closeDeadline = now + timeoutNanos;
+                ackDeadline = now + timeoutNanos - Math.min(timeoutNanos / 2, FINISH_RESERVE_NANOS);
+                closingThread = Thread.currentThread();
                 halted = halt;
                 if (state.compareAndSet(RUNNING, STOPPING)) {
                     consumer.wakeup(); // a blocked poll returns at once (WakeupException)
                     LockSupport.unpark(pollThread);
-                    break;
+                    return;
                 }
             } else {
-                break; // stopping or closed already
+                return; // stopping or closed already
             }
-        }
-        if (Thread.currentThread() == pollThread) {
-            return; // subscriber code running on the poll thread: it stops when this returns
-        }
-        boolean interrupted = false;
-        for (;;) {
-            try {
-                terminated.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true; // finish the close (bounded by the consumer's timeouts), then restore
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 
@@ -336,17 +638,28 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private void run() {
         Throwable failure = null;
         try {
-            consumer.subscribe(topics, new Rebalance());
+            final Rebalance rebalance = new Rebalance();
+            if (topicPattern != null) {
+                consumer.subscribe(topicPattern, rebalance);
+            } else if (assignment != null) {
+                consumer.assign(assignment); // no group management: the listener is ours to call
+                rebalance.onPartitionsAssigned(assignment);
+                rethrowCallbackFailure();
+            } else {
+                consumer.subscribe(topics, rebalance);
+            }
             lastCommit = lastPoll = System.nanoTime();
             while (state.get() == RUNNING) {
                 if (ring.isClosed()) {
                     break; // closed by someone else: stop as for close(ZERO)
                 }
+                runConsumerTasks();
                 final boolean flushed = drainPending();
                 if (flushed && reserveForPoll()) {
                     if (paused) {
                         resumeAll();
                     }
+                    checkBounds();
                     poll(pollTimeout);
                 } else {
                     final long now = System.nanoTime();
@@ -355,20 +668,66 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                         if (!paused) {
                             pauseAll();
                         }
+                        checkBounds();
                         poll(PAUSED_POLL); // liveness: paused partitions return nothing
                     } else if (awaitingRoom()) {
                         LockSupport.parkNanos(this, pollTimeout.toNanos() - sinceLastPoll);
                     }
                 }
-                if (System.nanoTime() - lastCommit >= commitIntervalNanos) {
-                    commitAcknowledged(ledgers.values());
+                if (commitRequested || System.nanoTime() - lastCommit >= commitIntervalNanos) {
+                    commitRequested = false;
+                    commitAcknowledgedAsync();
                     lastCommit = System.nanoTime();
                 }
             }
         } catch (Throwable t) {
             failure = t;
+            LOG.log(Level.ERROR, () -> "receiver " + label + ": fatal error, closing", t);
         }
         finish(failure);
+    }
+
+    /**
+     * Pauses the partitions whose unacknowledged records reached {@code maxUnacknowledged}, resumes those back
+     * under it (unless all are paused for room), and publishes the oldest-unacknowledged age. Poll thread, before
+     * each poll: a partition under the bound gets at most one poll's records more.
+     */
+    private void checkBounds() {
+        final long now = System.nanoTime();
+        long oldest = 0L;
+        List<TopicPartition> toPause = null;
+        List<TopicPartition> toResume = null;
+        for (PartitionAcks ledger : ledgers.values()) {
+            final TopicPartition partition = ledger.partition;
+            final boolean over = ledger.unacknowledged(maxUnacknowledged) >= maxUnacknowledged;
+            if (over && atBound.add(partition)) {
+                (toPause == null ? toPause = new ArrayList<>() : toPause).add(partition);
+            } else if (!over && atBound.remove(partition)) {
+                (toResume == null ? toResume = new ArrayList<>() : toResume).add(partition);
+            }
+            final long age = ledger.oldestUnacknowledgedNanos(now);
+            oldest = Math.max(oldest, age);
+            if (age >= LONG_PAUSE_NANOS) {
+                if (warned.add(partition)) {
+                    LOG.log(Level.WARNING, "receiver {0}: partition {1}: the oldest unacknowledged record (offset"
+                            + " {2}) has been open for {3} s{4}; its committed offset cannot move past it", label,
+                            partition, ledger.commitOffset(), TimeUnit.NANOSECONDS.toSeconds(age),
+                            over ? ", and the partition is paused at maxUnacknowledged=" + maxUnacknowledged : "");
+                }
+            } else if (age == 0L) {
+                warned.remove(partition);
+            }
+        }
+        if (toPause != null) {
+            consumer.pause(toPause);
+            LOG.log(Level.DEBUG, "receiver {0}: paused at maxUnacknowledged={1}: {2}", label, maxUnacknowledged,
+                    toPause);
+        }
+        if (toResume != null && !paused) {
+            consumer.resume(toResume); // while paused for room, resumeAll() resumes them
+        }
+        oldestUnacknowledgedNanos = oldest;
+        partitionsAtBound = atBound.size();
     }
 
     /**
@@ -399,6 +758,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         try {
             records = consumer.poll(timeout);
         } catch (WakeupException e) {
+            rethrowCallbackFailure(); // a fatal revocation commit that the wake-up raced is not lost
             return; // close() woke us
         } catch (RecordDeserializationException e) {
             lastPoll = System.nanoTime();
@@ -415,12 +775,35 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             return;
         }
         for (TopicPartition partition : records.partitions()) {
-            final PartitionAcks ledger = ledgers.get(partition);
-            if (ledger != null) {
-                pending.add(new PendingRun<>(ledger, records.records(partition)));
+            final List<ConsumerRecord<K, V>> run = records.records(partition);
+            PartitionAcks ledger = ledgers.get(partition);
+            if (ledger == null) {
+                if (!consumer.assignment().contains(partition)) {
+                    LOG.log(Level.WARNING, "receiver {0}: {1} records of {2}, which is not assigned, not delivered"
+                            + " (the partition's owner gets them)", label, run.size(), partition);
+                    continue;
+                }
+                ledger = newLedger(partition); // assigned without our listener seeing it: deliver, never drop
+            } else if (!run.isEmpty() && run.get(0).offset() <= ledger.lastDelivered()) {
+                // the position moved backwards (a seek): a new epoch, so no acknowledgement of the old entries
+                // and none of the new ones can commit past the other's records
+                LOG.log(Level.INFO, "receiver {0}: {1} went back from offset {2} to {3}: new assignment epoch",
+                        label, partition, ledger.lastDelivered(), run.get(0).offset());
+                ledger.revoke();
+                ledger = newLedger(partition);
             }
+            pending.add(new PendingRun<>(ledger, run));
         }
         drainPending();
+    }
+
+    private PartitionAcks newLedger(TopicPartition partition) {
+        final PartitionAcks ledger = new PartitionAcks(partition, ++epochs, commitRequest);
+        final PartitionAcks previous = ledgers.put(partition, ledger);
+        if (previous != null) {
+            previous.revoke();
+        }
+        return ledger;
     }
 
     private void skipPoisonRecord(RecordDeserializationException e) {
@@ -445,7 +828,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         boolean flushed = true;
         while ((run = pending.peek()) != null) {
             if (run.ledger.isRevoked()) {
-                pending.poll(); // not delivered, not in the ledger: the next owner gets these
+                pending.poll(); // not delivered, not in the ledger: the next owner (or the new epoch) gets these
+                LOG.log(Level.DEBUG, "receiver {0}: {1} polled records of revoked {2} not delivered", label,
+                        run.records.size() - run.next, run.ledger.partition);
                 continue;
             }
             final List<ConsumerRecord<K, V>> records = run.records;
@@ -495,15 +880,14 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     }
 
     private void resumeAll() {
-        consumer.resume(consumer.paused());
+        final Set<TopicPartition> resume = new HashSet<>(consumer.paused());
+        resume.removeAll(atBound); // those stay paused until their acknowledgements come
+        consumer.resume(resume);
         paused = false;
     }
 
-    /** Commits, for each ledger whose offset moved, that offset. Poll thread. */
-    private void commitAcknowledged(Collection<PartitionAcks> which) {
-        if (which.isEmpty()) {
-            return;
-        }
+    /** @return for each ledger in {@code which} whose offset moved, that offset (with the ledger, by partition) */
+    private static Map<TopicPartition, OffsetAndMetadata> movedOffsets(Collection<PartitionAcks> which) {
         final Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
         for (PartitionAcks ledger : which) {
             final long offset = ledger.commitOffset();
@@ -511,24 +895,79 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 offsets.put(ledger.partition, new OffsetAndMetadata(offset));
             }
         }
-        if (offsets.isEmpty()) {
-            return;
-        }
-        if (commitSync(offsets)) {
-            for (PartitionAcks ledger : which) {
-                final OffsetAndMetadata committed = offsets.get(ledger.partition);
-                if (committed != null) {
-                    ledger.committed = committed.offset();
-                }
+        return offsets;
+    }
+
+    /** Marks the ledgers of {@code which} committed up to {@code offsets}. Poll thread. */
+    private static void committed(Collection<PartitionAcks> which, Map<TopicPartition, OffsetAndMetadata> offsets) {
+        for (PartitionAcks ledger : which) {
+            final OffsetAndMetadata committed = offsets.get(ledger.partition);
+            if (committed != null && !ledger.isRevoked()) {
+                ledger.committed(committed.offset());
             }
         }
     }
 
+    /**
+     * The periodic commit: asynchronous, so the poll thread goes on polling; its callback runs on the poll thread
+     * inside a later poll. A failure is logged and the next turn commits again (the offsets only grow); a
+     * non-retriable one that lasts {@code COMMIT_FAILURE_GRACE} is fatal (authorization errors get that grace, in
+     * case the ACL is being fixed).
+     */
+    private void commitAcknowledgedAsync() {
+        final List<PartitionAcks> which = new ArrayList<>(ledgers.values());
+        final Map<TopicPartition, OffsetAndMetadata> offsets = movedOffsets(which);
+        if (offsets.isEmpty()) {
+            return;
+        }
+        consumer.commitAsync(offsets, (done, error) -> {
+            if (error == null) {
+                commitFailingSince = 0L;
+                committed(which, offsets);
+            } else if (error instanceof RetriableException || error instanceof CommitFailedException
+                    || error instanceof RebalanceInProgressException) {
+                LOG.log(Level.INFO, "receiver {0}: a periodic commit failed ({1}); the next one retries", label,
+                        error.toString());
+            } else {
+                final long now = System.nanoTime();
+                if (commitFailingSince == 0L) {
+                    commitFailingSince = now;
+                }
+                if (now - commitFailingSince >= COMMIT_FAILURE_GRACE_NANOS) {
+                    if (callbackFailure == null) {
+                        callbackFailure = error instanceof RuntimeException ? (RuntimeException) error
+                                : new IllegalStateException(error);
+                    }
+                } else {
+                    LOG.log(Level.WARNING, "receiver {0}: a periodic commit failed ({1}); retrying for up to {2} s"
+                            + " before that is fatal", label, error.toString(),
+                            TimeUnit.NANOSECONDS.toSeconds(COMMIT_FAILURE_GRACE_NANOS));
+                }
+            }
+        });
+    }
+
+    /** Commits synchronously, bounded by {@code timeout}, for each ledger whose offset moved. Poll thread. */
+    private void commitAcknowledged(Collection<PartitionAcks> which, Duration timeout) {
+        if (which.isEmpty()) {
+            return;
+        }
+        final Map<TopicPartition, OffsetAndMetadata> offsets = movedOffsets(which);
+        if (offsets.isEmpty()) {
+            return;
+        }
+        if (commitSync(offsets, timeout)) {
+            committed(which, offsets);
+        }
+    }
+
     /** @return false if the commit failed because of a rebalance (not fatal); throws what is fatal */
-    private boolean commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
+    private boolean commitSync(Map<TopicPartition, OffsetAndMetadata> offsets, Duration timeout) {
+        final long deadline = System.nanoTime() + saturatedNanos(timeout);
         for (int attempt = 1; ; attempt++) {
+            final long remaining = Math.max(deadline - System.nanoTime(), 0L);
             try {
-                consumer.commitSync(offsets);
+                consumer.commitSync(offsets, Duration.ofNanos(remaining));
                 return true;
             } catch (WakeupException e) {
                 // close() woke a commit instead of a poll: the wake-up is spent; commit again
@@ -536,11 +975,17 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                     throw e;
                 }
             } catch (CommitFailedException | RebalanceInProgressException e) {
+                LOG.log(Level.INFO, "receiver {0}: a commit failed because the group rebalanced ({1}); the"
+                        + " partitions' next owners get the records again", label, e.toString());
                 return false; // the group moved on: the next owner gets the records again
             } catch (RetriableException e) {
-                if (attempt >= COMMIT_ATTEMPTS) {
+                if (attempt >= COMMIT_ATTEMPTS || System.nanoTime() - deadline >= 0) {
+                    LOG.log(Level.WARNING, "receiver {0}: a commit failed after {1} attempts ({2})", label, attempt,
+                            e.toString());
                     throw e;
                 }
+                LockSupport.parkNanos(this, Math.min(TimeUnit.MILLISECONDS.toNanos(50L << attempt),
+                        Math.max(deadline - System.nanoTime(), 0L))); // back off before the next attempt
             }
         }
     }
@@ -573,14 +1018,17 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private void finish(Throwable failure) {
         state.compareAndSet(RUNNING, STOPPING); // a close() from now on only waits for us
         Throwable cause = failure;
+        final boolean closing = failure == null && closeDeadline != 0L;
+        final long deadline = closing ? closeDeadline : System.nanoTime() + FATAL_FINISH.toNanos();
         try {
             if (!halted) {
-                if (cause == null && !ring.isClosed()) {
-                    awaitAcknowledged(ledgers.values(), closeDeadline);
+                if (closing && !ring.isClosed() && !closerAcknowledges()) {
+                    awaitAcknowledged(ledgers.values(), ackDeadline);
                 }
                 try {
-                    commitAcknowledged(ledgers.values());
+                    commitAcknowledged(ledgers.values(), remaining(deadline));
                 } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, () -> "receiver " + label + ": the final commit failed", e);
                     if (cause == null) {
                         cause = e;
                     } else {
@@ -594,12 +1042,21 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             ledgers.clear();
             pending.clear();
             try {
-                consumer.close(CloseOptions.timeout(CONSUMER_CLOSE_TIMEOUT));
+                consumer.close(CloseOptions.timeout(remaining(deadline)));
             } catch (RuntimeException e) {
                 if (cause == null) {
                     cause = e;
                 } else {
                     cause.addSuppressed(e);
+                }
+            }
+            final RuntimeException late = callbackFailure; // e.g. a revocation commit inside consumer.close()
+            callbackFailure = null;
+            if (late != null && late != cause) {
+                if (cause == null) {
+                    cause = late;
+                } else {
+                    cause.addSuppressed(late);
                 }
             }
         } finally {
@@ -615,19 +1072,45 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 mailbox.closeExceptionally(cause);
             }
             terminated.countDown();
+            failConsumerTasks();
+            closed.complete(null);
+            LOG.log(Level.INFO, "receiver {0}: closed{1}", label, cause == null ? "" : " after " + cause);
         }
+    }
+
+    /** @return the time left until {@code deadline}, at least {@link #FINISH_FLOOR} */
+    private static Duration remaining(long deadline) {
+        return Duration.ofNanos(Math.max(deadline - System.nanoTime(), FINISH_FLOOR.toNanos()));
+    }
+
+    /**
+     * @return whether the thread that called close acknowledged records of a ledger that is still open: the
+     *         acknowledgements it would make cannot come while it waits for the close
+     */
+    private boolean closerAcknowledges() {
+        final Thread closer = closingThread;
+        if (closer == null) {
+            return false;
+        }
+        for (PartitionAcks ledger : ledgers.values()) {
+            if (ledger.lastAcknowledger() == closer && !ledger.allAcknowledged()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Runs inside {@code poll}, on the poll thread. */
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-            for (TopicPartition partition : partitions) {
-                final PartitionAcks previous = ledgers.put(partition, new PartitionAcks(partition, ++epochs));
-                if (previous != null) {
-                    previous.revoke(); // not revoked first (a cooperative reassignment we did not see): end it
-                }
+            if (!partitions.isEmpty()) {
+                LOG.log(Level.INFO, "receiver {0}: assigned {1}", label, partitions);
             }
+            for (TopicPartition partition : partitions) {
+                newLedger(partition); // an old ledger (a reassignment we did not see revoked) ends
+            }
+            callUser(onAssigned, partitions); // e.g. a seek: the new ledgers are empty, so any position is fine
             if (paused && !partitions.isEmpty()) {
                 consumer.pause(partitions); // no records past our reservations: paused like the others
             }
@@ -642,26 +1125,51 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                     revoked.add(ledger);
                 }
             }
+            if (!partitions.isEmpty()) {
+                LOG.log(Level.INFO, "receiver {0}: revoked {1}", label, partitions);
+            }
             if (!revoked.isEmpty() && !halted) {
                 awaitAcknowledged(revoked, System.nanoTime() + revocationTimeoutNanos);
                 try {
-                    commitAcknowledged(revoked);
+                    commitAcknowledged(revoked, REVOCATION_COMMIT_TIMEOUT);
                 } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, () -> "receiver " + label + ": the commit on revocation failed", e);
                     if (callbackFailure == null) {
                         callbackFailure = e; // fatal: rethrown once poll returns
                     }
                 }
             }
             endAssignment(partitions);
+            callUser(onRevoked, partitions);
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            LOG.log(Level.WARNING, "receiver {0}: lost {1} (no commit: another member may own them already)", label,
+                    partitions);
             endAssignment(partitions); // another member may own them already: commit nothing
+            callUser(onRevoked, partitions);
+        }
+
+        /** A user listener's failure is fatal, rethrown once the poll returns. */
+        private void callUser(BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+                ? super Collection<TopicPartition>> listener, Collection<TopicPartition> partitions) {
+            if (listener == null || partitions.isEmpty()) {
+                return;
+            }
+            try {
+                listener.accept(consumer, partitions);
+            } catch (RuntimeException e) {
+                if (callbackFailure == null) {
+                    callbackFailure = e;
+                }
+            }
         }
 
         private void endAssignment(Collection<TopicPartition> partitions) {
             for (TopicPartition partition : partitions) {
+                atBound.remove(partition);
+                warned.remove(partition);
                 final PartitionAcks ledger = ledgers.remove(partition);
                 if (ledger != null) {
                     ledger.revoke();
@@ -737,11 +1245,21 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     public static final class Builder<K, V> {
         private final Map<String, Object> config;
         private List<String> topics;
+        private Pattern topicPattern;
+        private List<TopicPartition> assignment;
+        private BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+                ? super Collection<TopicPartition>> onAssigned;
+        private BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+                ? super Collection<TopicPartition>> onRevoked;
         private int capacity = DEFAULT_CAPACITY;
         private Duration commitInterval = DEFAULT_COMMIT_INTERVAL;
         private Duration pollTimeout = DEFAULT_POLL_TIMEOUT;
         private Duration revocationTimeout = DEFAULT_REVOCATION_TIMEOUT;
         private Consumer<? super RecordDeserializationException> deserializationErrorHandler;
+        private int maxUnacknowledged = DEFAULT_MAX_UNACKNOWLEDGED;
+        private Function<Map<String, Object>, ? extends org.apache.kafka.clients.consumer.Consumer<K, V>>
+                consumerFactory = KafkaConsumer::new;
+        private ThreadFactory threadFactory;
 
         Builder(Map<String, Object> config) {
             this.config = Map.copyOf(Objects.requireNonNull(config, "consumerConfig"));
@@ -766,6 +1284,65 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 throw new IllegalArgumentException("topics: [] (expected: at least one topic)");
             }
             this.topics = List.copyOf(topics); // NPE on a null element
+            return this;
+        }
+
+        /**
+         * Subscribes to every topic matching {@code pattern} (group management), instead of {@link #topics}.
+         *
+         * @param pattern the topics to subscribe to
+         * @return this
+         */
+        public Builder<K, V> topicPattern(Pattern pattern) {
+            this.topicPattern = Objects.requireNonNull(pattern, "pattern");
+            return this;
+        }
+
+        /**
+         * Reads exactly these partitions ({@code consumer.assign}, no group management, no rebalances) instead
+         * of subscribing; the receiver still commits what is acknowledged to the group's offsets. The assignment
+         * listener ({@link #onAssigned}) is called once, at the start, e.g. to seek.
+         *
+         * @param partitions the partitions to read, not empty
+         * @return this
+         */
+        public Builder<K, V> assignment(Collection<TopicPartition> partitions) {
+            Objects.requireNonNull(partitions, "partitions");
+            if (partitions.isEmpty()) {
+                throw new IllegalArgumentException("assignment: [] (expected: at least one partition)");
+            }
+            this.assignment = List.copyOf(partitions);
+            return this;
+        }
+
+        /**
+         * Called on the poll thread with the consumer after partitions are assigned and their ledgers made, before
+         * their first records are fetched: the place to {@code seek} (reactor-kafka's {@code addAssignListener}
+         * and {@code seek} on assignment).
+         * <p><b>WARNING:</b> runs inside {@code poll} on the poll thread: keep it short. If it throws, the receiver
+         * fails with what it threw.
+         *
+         * @param listener gets the consumer and the partitions assigned
+         * @return this
+         */
+        public Builder<K, V> onAssigned(BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+                ? super Collection<TopicPartition>> listener) {
+            this.onAssigned = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Called on the poll thread with the consumer after partitions are revoked (once their acknowledged offsets
+         * are committed) or lost (without a commit).
+         * <p><b>WARNING:</b> runs inside {@code poll} on the poll thread: keep it short (it delays the group's
+         * rebalance). If it throws, the receiver fails with what it threw.
+         *
+         * @param listener gets the consumer and the partitions revoked or lost
+         * @return this
+         */
+        public Builder<K, V> onRevoked(BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+                ? super Collection<TopicPartition>> listener) {
+            this.onRevoked = Objects.requireNonNull(listener, "listener");
             return this;
         }
 
@@ -831,13 +1408,65 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
 
         /**
+         * Bounds the records of one partition handed out and not yet acknowledged: before each poll, the poll thread
+         * counts them from the partition's ledger and pauses a partition at the bound, and resumes it once
+         * acknowledgements bring it under. A partition under the bound may get one poll's records more
+         * ({@code max.poll.records}), so at most {@code perPartition + max.poll.records - 1} are out per partition.
+         * <p>This is what bounds memory when the consumer hands records on (to an executor, a {@code flatMap}) and
+         * takes them from the mailbox as fast as they come, and what turns a record dropped without an
+         * acknowledgement into a visible stall instead of unbounded work (see
+         * {@link KafkaMailboxReceiver#oldestUnacknowledgedAge()}). Lower means less work redone after a crash or
+         * rebalance and less memory, but less parallelism across the records of one partition.
+         *
+         * @param perPartition the bound, {@code >= 1}; default {@value KafkaMailboxReceiver#DEFAULT_MAX_UNACKNOWLEDGED}
+         * @return this
+         */
+        public Builder<K, V> maxUnacknowledged(int perPartition) {
+            if (perPartition < 1) {
+                throw new IllegalArgumentException("maxUnacknowledged: " + perPartition + " (expected: >= 1)");
+            }
+            this.maxUnacknowledged = perPartition;
+            return this;
+        }
+
+        /**
+         * Creates the consumer (e.g. a {@code MockConsumer} for unit tests, or a wrapping consumer). Called once, by
+         * {@link #build()}, with the configuration as the receiver completed it ({@code enable.auto.commit=false},
+         * {@code max.poll.records}); the receiver closes what it returns.
+         *
+         * @param factory the consumer's factory; default {@code KafkaConsumer::new}
+         * @return this
+         */
+        public Builder<K, V> consumerFactory(
+                Function<Map<String, Object>, ? extends org.apache.kafka.clients.consumer.Consumer<K, V>> factory) {
+            this.consumerFactory = Objects.requireNonNull(factory, "factory");
+            return this;
+        }
+
+        /**
+         * @param factory makes the poll thread (once, by {@link #build()}); default: a daemon thread named
+         *        {@code kafka-mailbox-poll-<topics>}
+         * @return this
+         */
+        public Builder<K, V> threadFactory(ThreadFactory factory) {
+            this.threadFactory = Objects.requireNonNull(factory, "factory");
+            return this;
+        }
+
+        /**
          * @return a receiver, not started
-         * @throws IllegalStateException if no topics were given
+         * @throws IllegalStateException if none, or more than one, of topics, a topic pattern and an assignment
+         *         were given
          * @throws org.apache.kafka.common.KafkaException if the consumer configuration is invalid
          */
         public KafkaMailboxReceiver<K, V> build() {
-            if (topics == null) {
+            final int sources = (topics == null ? 0 : 1) + (topicPattern == null ? 0 : 1) + (assignment == null ? 0 : 1);
+            if (sources == 0) {
                 throw new IllegalStateException("topics: not set (expected: topics(List) before build())");
+            }
+            if (sources > 1) {
+                throw new IllegalStateException("topics, topicPattern, assignment: " + sources
+                        + " set (expected: exactly one)");
             }
             return new KafkaMailboxReceiver<>(this);
         }

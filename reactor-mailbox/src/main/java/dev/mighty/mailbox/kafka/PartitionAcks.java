@@ -2,6 +2,9 @@ package dev.mighty.mailbox.kafka;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Iterator;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -37,7 +40,12 @@ import org.apache.kafka.common.TopicPartition;
  * acknowledgement.
  *
  * <p>Chunks are never reused: an entry's flag belongs to one record for ever, so a second (idempotent)
- * acknowledgement, or one that comes after the partition was revoked, cannot mark another record.
+ * acknowledgement, or one that comes after the partition was revoked, cannot mark another record. A chunk the head
+ * has passed is unlinked from the next one, and a revoked ledger unlinks them all, so a {@link ReceivedRecord} the
+ * application keeps pins its own chunk (2.3 KB) and nothing after it.
+ *
+ * <p>Commit waiters ({@link #awaitCommit}) are queued by any thread and completed by the poll thread once a commit
+ * covers their offset ({@link #committed(long)}), or failed when the ledger is revoked.
  */
 final class PartitionAcks {
     static final int CHUNK = 256;
@@ -49,7 +57,7 @@ final class PartitionAcks {
     static final class Chunk {
         final long[] offsets = new long[CHUNK];  // poll thread only
         final byte[] acked = new byte[CHUNK];    // release stores by any thread, acquire loads by the poll thread
-        Chunk next;                              // poll thread only
+        Chunk next;                              // poll thread only; cleared once the head passed this chunk
     }
 
     final TopicPartition partition;
@@ -57,6 +65,12 @@ final class PartitionAcks {
     final long epoch;
     /** Set by the poll thread when the partition is revoked, lost, or the receiver closes; read by any thread. */
     private volatile boolean revoked;
+    /** Run (any thread) when a record asks for a commit; wakes the poll thread's next commit. */
+    private final Runnable commitRequest;
+    /** The thread that acknowledged last (opaque, written only when it changes): close() reads it. */
+    private volatile Thread lastAcknowledger;
+    /** Offsets waiting for a commit past them, with what to complete: any thread adds, the poll thread completes. */
+    private final ConcurrentLinkedQueue<CommitWaiter> commitWaiters = new ConcurrentLinkedQueue<>();
 
     // poll thread only
     private Chunk head;
@@ -64,12 +78,22 @@ final class PartitionAcks {
     private Chunk tail;
     private int tailCount;
     private long lastDelivered = -1L;
+    /** Entries appended, and entries the head has passed (all acknowledged): their difference is the open span. */
+    private long appended;
+    private long trimmed;
+    /** {@code System.nanoTime()} when the current head entry became the oldest unacknowledged one. */
+    private long headSince;
     /** The offset last committed for this assignment, or -1. */
     long committed = -1L;
 
     PartitionAcks(TopicPartition partition, long epoch) {
+        this(partition, epoch, () -> { });
+    }
+
+    PartitionAcks(TopicPartition partition, long epoch, Runnable commitRequest) {
         this.partition = partition;
         this.epoch = epoch;
+        this.commitRequest = commitRequest;
         this.head = this.tail = new Chunk();
     }
 
@@ -79,7 +103,15 @@ final class PartitionAcks {
         final int index = tailCount++;
         chunk.offsets[index] = record.offset();
         lastDelivered = record.offset();
+        if (appended++ == trimmed) {
+            headSince = System.nanoTime(); // the first open entry: it is the oldest now
+        }
         return new ReceivedRecord<>(record, this, chunk, index);
+    }
+
+    /** @return the offset of the last entry appended, or -1. Poll thread. */
+    long lastDelivered() {
+        return lastDelivered;
     }
 
     /** Appends {@code offset} as acknowledged: a record that was skipped (it could not be deserialized). Poll thread. */
@@ -89,6 +121,7 @@ final class PartitionAcks {
         chunk.offsets[index] = offset;
         FLAG.setRelease(chunk.acked, index, ACKED);
         lastDelivered = offset;
+        appended++;
     }
 
     private Chunk tailForAppend() {
@@ -102,8 +135,54 @@ final class PartitionAcks {
     }
 
     /** Marks an entry acknowledged. Idempotent; any thread; wait-free. */
-    static void acknowledge(Chunk chunk, int index) {
+    void acknowledge(Chunk chunk, int index) {
+        final Thread current = Thread.currentThread();
+        if (lastAcknowledger != current) { // NOTE: racy by design: close() only uses it as a hint
+            lastAcknowledger = current;
+        }
         FLAG.setRelease(chunk.acked, index, ACKED); // pairs with getAcquire in commitOffset()
+    }
+
+    /** @return the thread that acknowledged last, or null: a hint for close(). Any thread. */
+    Thread lastAcknowledger() {
+        return lastAcknowledger;
+    }
+
+    /**
+     * Queues {@code done} to complete once a commit of this assignment covers {@code offset} (is past it), and asks
+     * the poll thread for a commit soon. Any thread.
+     */
+    void awaitCommit(long offset, CompletableFuture<Void> done) {
+        commitWaiters.add(new CommitWaiter(offset, done));
+        if (revoked) {
+            failWaiters(); // NOTE: raced the poll thread's revoke(): whoever drains first fails it; completion is once
+        } else {
+            commitRequest.run();
+        }
+    }
+
+    /** The poll thread committed {@code offset} for this assignment: completes the waiters it covers. */
+    void committed(long offset) {
+        this.committed = offset;
+        if (commitWaiters.isEmpty()) {
+            return;
+        }
+        for (Iterator<CommitWaiter> it = commitWaiters.iterator(); it.hasNext(); ) {
+            final CommitWaiter waiter = it.next();
+            if (waiter.offset < offset) {
+                it.remove();
+                waiter.done.complete(null);
+            }
+        }
+    }
+
+    private void failWaiters() {
+        CommitWaiter waiter;
+        while ((waiter = commitWaiters.poll()) != null) {
+            waiter.done.completeExceptionally(new IllegalStateException("partition " + partition
+                    + " revoked before a commit covered offset " + waiter.offset + " (it is delivered again to the"
+                    + " partition's next owner)"));
+        }
     }
 
     /**
@@ -115,24 +194,64 @@ final class PartitionAcks {
     long commitOffset() {
         Chunk chunk = head;
         int index = headIndex;
+        long position = trimmed;
         for (;;) {
             final int end = chunk == tail ? tailCount : CHUNK;
             while (index < end && (byte) FLAG.getAcquire(chunk.acked, index) == ACKED) {
                 index++;
+                position++;
             }
-            if (index < end) {
+            if (index < end || chunk == tail) {
+                if (position != trimmed) {
+                    headSince = System.nanoTime(); // a new oldest unacknowledged entry (if any)
+                    trimmed = position;
+                }
                 head = chunk;
                 headIndex = index;
-                return chunk.offsets[index];
+                return index < end ? chunk.offsets[index] : lastDelivered < 0 ? -1L : lastDelivered + 1L;
             }
-            if (chunk == tail) {
-                head = chunk;
-                headIndex = index;
-                return lastDelivered < 0 ? -1L : lastDelivered + 1L;
-            }
-            chunk = chunk.next; // the old head becomes garbage once its records are
+            final Chunk passed = chunk;
+            chunk = chunk.next;
+            passed.next = null; // a record retained from the passed chunk must not pin the later ones
             index = 0;
         }
+    }
+
+    /**
+     * @param bound the count at which the answer stops mattering
+     * @return how many delivered entries are not acknowledged, exact below {@code bound} and at least
+     *         {@code bound} otherwise; trims first. O(1) while the open span (oldest unacknowledged to newest) is
+     *         under {@code bound}, else a scan of the span. Poll thread.
+     */
+    int unacknowledged(int bound) {
+        commitOffset();
+        final long span = appended - trimmed;
+        if (span < bound) {
+            return (int) span; // may count acknowledged entries past the head: an upper bound, exact enough
+        }
+        int open = 0;
+        Chunk chunk = head;
+        int index = headIndex;
+        while (chunk != null) {
+            final int end = chunk == tail ? tailCount : CHUNK;
+            for (; index < end; index++) {
+                if ((byte) FLAG.getAcquire(chunk.acked, index) != ACKED && ++open >= bound) {
+                    return open;
+                }
+            }
+            chunk = chunk == tail ? null : chunk.next;
+            index = 0;
+        }
+        return open;
+    }
+
+    /**
+     * @return nanoseconds the oldest unacknowledged entry has been the oldest (at most since its delivery), or 0
+     *         when all are acknowledged. Poll thread.
+     */
+    long oldestUnacknowledgedNanos(long now) {
+        commitOffset();
+        return appended == trimmed ? 0L : now - headSince;
     }
 
     /** @return whether every delivered entry is acknowledged. Poll thread. */
@@ -144,9 +263,30 @@ final class PartitionAcks {
     /** Poll thread: from now on this ledger's acknowledgements move no committed offset. */
     void revoke() {
         revoked = true;
+        failWaiters();
+        // unlink every chunk: records the application keeps pin only their own (and this ledger's tail)
+        Chunk chunk = head;
+        while (chunk != null) {
+            final Chunk next = chunk.next;
+            chunk.next = null;
+            chunk = next;
+        }
+        head = tail;
+        headIndex = tailCount;
+        trimmed = appended;
     }
 
     boolean isRevoked() {
         return revoked;
+    }
+
+    private static final class CommitWaiter {
+        final long offset;
+        final CompletableFuture<Void> done;
+
+        CommitWaiter(long offset, CompletableFuture<Void> done) {
+            this.offset = offset;
+            this.done = done;
+        }
     }
 }

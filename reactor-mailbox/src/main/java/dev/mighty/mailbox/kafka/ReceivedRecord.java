@@ -1,13 +1,22 @@
 package dev.mighty.mailbox.kafka;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Headers;
+import reactor.core.publisher.Mono;
 
 /**
  * A record the {@link KafkaMailboxReceiver} delivered into its mailbox, with the handle that acknowledges it.
  *
  * <h2>Threads</h2>
- * Immutable apart from the acknowledgement; {@link #acknowledge()} may be called from any thread, any number
- * of times (the first call counts), in any order relative to other records.
+ * Immutable apart from the acknowledgement; {@link #acknowledge()}, {@link #commitAsync()} and {@link #commit()}
+ * may be called from any thread, any number of times (the first acknowledgement counts), in any order relative to
+ * other records.
+ *
+ * <h2>Progress</h2>
+ * {@link #acknowledge()} is wait-free; {@link #commitAsync()} is lock-free (it queues a waiter) and never blocks.
  *
  * <h2>Visibility</h2>
  * What the acknowledging thread did before {@link #acknowledge()} happens-before the receiver's commit of an
@@ -21,6 +30,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * partition's next owner (another receiver, or this one after a new assignment, which delivers the record
  * again). Processing a stale record is a duplicate that at-least-once allows; an application that wants fewer
  * duplicates skips records whose {@code isRevoked()} is {@code true}.
+ *
+ * <h2>Memory</h2>
+ * A record kept by the application pins the record itself and one chunk of its partition's ledger (256 entries),
+ * not the chunks delivered after it.
  *
  * @param <K> the key type
  * @param <V> the value type
@@ -43,12 +56,70 @@ public final class ReceivedRecord<K, V> {
         return record;
     }
 
+    /** @return {@code record().key()} */
+    public K key() {
+        return record.key();
+    }
+
+    /** @return {@code record().value()} */
+    public V value() {
+        return record.value();
+    }
+
+    /** @return {@code record().topic()} */
+    public String topic() {
+        return record.topic();
+    }
+
+    /** @return {@code record().partition()} */
+    public int partition() {
+        return record.partition();
+    }
+
+    /** @return {@code record().offset()} */
+    public long offset() {
+        return record.offset();
+    }
+
+    /** @return {@code record().headers()} */
+    public Headers headers() {
+        return record.headers();
+    }
+
     /**
      * Acknowledges this record: once it and every record delivered before it from the same partition are
      * acknowledged, the receiver may commit the offset past it. Idempotent; any thread; wait-free.
      */
     public void acknowledge() {
-        PartitionAcks.acknowledge(chunk, index);
+        owner.acknowledge(chunk, index);
+    }
+
+    /**
+     * Acknowledges this record and asks the receiver to commit soon (on its poll thread, at its next turn, not
+     * waiting for the commit interval).
+     *
+     * @return a stage that completes normally once a commit of this record's assignment covers its offset (so every
+     *         record of the partition delivered before it was acknowledged too), or exceptionally
+     *         ({@code IllegalStateException}) if the assignment ends first (revoked, lost, or the receiver closed
+     *         before such a commit): the record is then delivered again to the partition's next owner. Completed on
+     *         the poll thread (or the calling thread if the assignment has ended already): do not block in
+     *         dependent actions.
+     */
+    public CompletionStage<Void> commitAsync() {
+        acknowledge();
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+        owner.awaitCommit(record.offset(), done);
+        return done;
+    }
+
+    /**
+     * As {@link #commitAsync()}, as a {@code Mono} (reactor-core needed on the class path for this method only):
+     * acknowledges and asks for the commit when subscribed, completes when the commit covers this record.
+     *
+     * @return a lazy {@code Mono} that completes empty, or errors as {@link #commitAsync()}'s stage does
+     */
+    public Mono<Void> commit() {
+        return ReactorReceive.commit(this);
     }
 
     /**
@@ -61,8 +132,9 @@ public final class ReceivedRecord<K, V> {
     }
 
     /**
-     * @return the assignment epoch of this record: it grows with every assignment of a partition to this receiver,
-     *         so two records of one partition with different epochs came from different assignments
+     * @return the assignment epoch of this record: it grows with every assignment of a partition to this receiver
+     *         (and when the partition's position moves backwards within one), so two records of one partition with
+     *         different epochs came from different assignments
      */
     public long assignmentEpoch() {
         return owner.epoch;

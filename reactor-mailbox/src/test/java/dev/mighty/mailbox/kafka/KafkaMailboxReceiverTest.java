@@ -3,6 +3,7 @@ package dev.mighty.mailbox.kafka;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.consumerConfig;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.eventually;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.key;
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.loadTopic;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.produce;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -62,15 +63,6 @@ class KafkaMailboxReceiverTest {
         kafka = broker;
     }
 
-    private static Map<TopicPartition, Long> loadTopic(String topic, int partitions, int count) throws Exception {
-        kafka.createTopic(topic, partitions);
-        produce(kafka, topic, partitions, count);
-        final Map<TopicPartition, Long> ends = kafka.endOffsets(topic, partitions);
-        assertThat(ends.values().stream().mapToLong(Long::longValue).sum()).as("records in %s", topic)
-                .isEqualTo(count);
-        return ends;
-    }
-
     /** Waits (bounded) until the group's committed offsets equal {@code ends}; returns the last answer. */
     private static Map<TopicPartition, Long> awaitCommitted(String group, Map<TopicPartition, Long> ends)
             throws Exception {
@@ -92,7 +84,7 @@ class KafkaMailboxReceiverTest {
     void shouldDeliverAcknowledgeAndCommitEveryRecordWhenFlowingOverThreePartitions() throws Exception {
         final String topic = "flow";
         final int count = 100_000;
-        final Map<TopicPartition, Long> ends = loadTopic(topic, 3, count);
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 3, count);
 
         final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
                 .<String, String>builder(consumerConfig(kafka, "flow-group"))
@@ -151,7 +143,7 @@ class KafkaMailboxReceiverTest {
         final String topic = "slow";
         final int count = 5_000;
         final int capacity = 64;
-        final Map<TopicPartition, Long> ends = loadTopic(topic, 3, count);
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 3, count);
 
         final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
                 .<String, String>builder(consumerConfig(kafka, "slow-group"))
@@ -201,7 +193,7 @@ class KafkaMailboxReceiverTest {
         final String topic = "killed";
         final String group = "killed-group";
         final int count = 6_000;
-        final Map<TopicPartition, Long> ends = loadTopic(topic, 3, count);
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 3, count);
 
         // A acknowledges all but a sparse set of records (holes), from two threads, out of order
         final Set<Long> ackedByA = ConcurrentHashMap.newKeySet();
@@ -293,7 +285,7 @@ class KafkaMailboxReceiverTest {
         final String topic = "rebalance";
         final String group = "rebalance-group";
         final int count = 6_000;
-        final Map<TopicPartition, Long> ends = loadTopic(topic, 3, count);
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 3, count);
 
         final Map<String, Object> config = consumerConfig(kafka, group);
         // the classic protocol with an eager assignor: a join revokes every partition of A, so every record in

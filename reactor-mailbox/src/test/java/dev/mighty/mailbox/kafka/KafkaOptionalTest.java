@@ -4,12 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.reflect.Method;
+import java.util.function.Function;
 
 import dev.mighty.mailbox.HidingClassLoader;
 import dev.mighty.mailbox.Mailbox;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@code kafka-clients} is an optional dependency: everything but {@code dev.mighty.mailbox.kafka} must load and
@@ -20,7 +24,36 @@ import org.junit.jupiter.api.Timeout;
  */
 @Tag("kafka")
 @Timeout(300)
+@ExtendWith(SharedKafka.class)
 class KafkaOptionalTest {
+
+    /**
+     * reactor-core is optional for the Kafka glue too: only {@code receive()} and {@code ReceivedRecord.commit()}
+     * need it. The low-level path runs against the broker in a loader that has kafka-clients (and slf4j, which it
+     * needs) but refuses {@code reactor.*}.
+     */
+    @Test
+    void shouldReceiveAcknowledgeAndCloseThroughTheMailboxWhenReactorIsNotOnTheClassPath(EmbeddedKafka kafka)
+            throws Exception {
+        kafka.createTopic("no-reactor", 1);
+        KafkaTestSupport.produce(kafka, "no-reactor", 1, 10);
+        try (HidingClassLoader loader = HidingClassLoader.without("reactor.", "reactor-core", KafkaConsumer.class,
+                LoggerFactory.class, NoReactorProbe.class)) {
+            @SuppressWarnings("unchecked")
+            final Function<String, String> probe = (Function<String, String>) Class
+                    .forName(NoReactorProbe.class.getName(), true, loader).getConstructor().newInstance();
+            assertThat(probe.getClass().getClassLoader()).isSameAs(loader);
+            final Thread current = Thread.currentThread();
+            final ClassLoader previous = current.getContextClassLoader();
+            current.setContextClassLoader(loader); // Kafka loads its plug-ins (metrics reporters) through it
+            try {
+                assertThat(probe.apply(kafka.bootstrapServers() + " no-reactor")).isEqualTo("10 kv7");
+            } finally {
+                current.setContextClassLoader(previous);
+            }
+            assertThat(loader.refused).as("nothing on the low-level path asked for reactor").isEmpty();
+        }
+    }
 
     @Test
     void shouldHideKafkaFromTheFilteringLoaderSoTheKafkaPackageCannotLink() throws Exception {

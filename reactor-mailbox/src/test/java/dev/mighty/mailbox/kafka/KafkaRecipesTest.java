@@ -25,7 +25,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -132,6 +134,39 @@ class KafkaRecipesTest {
 
         assertThat(audited).isEqualTo(10_000);
         assertThat(kafka.committed("audit")).isEqualTo(ends);
+
+        final Set<String> shippedOrders = ConcurrentHashMap.newKeySet();
+        // tag::receive-flux[]
+        KafkaMailboxReceiver<String, String> shipping = KafkaMailboxReceiver
+                .<String, String>builder(Map.of(
+                        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                        ConsumerConfig.GROUP_ID_CONFIG, "shipping",
+                        ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                        ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+                        ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class))
+                .topics(List.of("orders"))
+                .maxUnacknowledged(512)                  // per partition: handed out and not yet acknowledged
+                .build();
+        Disposable shipper = shipping.receive()          // subscribing starts it; onNext off the poll thread
+                .flatMap(r -> ship(shippedOrders, r.value())   // asynchronous work, 64 records at a time
+                        .doOnSuccess(done -> r.acknowledge()), 64)
+                .subscribe();
+        // ... until shutdown:
+        awaitProcessed(shippedOrders, 10_000);
+        shipper.dispose();                               // cancel: commit what is acknowledged, leave the group
+        // end::receive-flux[]
+
+        assertThat(KafkaTestSupport.eventually(() -> {
+            try {
+                return kafka.committed("shipping").equals(ends);
+            } catch (Exception e) {
+                return false;
+            }
+        })).as("the cancel committed every acknowledged record").isTrue();
+    }
+
+    private static Mono<Void> ship(Set<String> shipped, String order) {
+        return Mono.<Void>fromRunnable(() -> shipped.add(order)).subscribeOn(Schedulers.parallel());
     }
 
     private static void awaitProcessed(Set<String> processed, int count) throws InterruptedException {
@@ -143,6 +178,6 @@ class KafkaRecipesTest {
     @Test
     void shouldShowEveryRecipeVerbatimInTheKafkaDoc() throws IOException {
         DocRecipes.assertShownVerbatim("src/test/java/dev/mighty/mailbox/kafka/KafkaRecipesTest.java", "docs/kafka.md",
-                "send", "receive", "recv-loop");
+                "send", "receive", "recv-loop", "receive-flux");
     }
 }

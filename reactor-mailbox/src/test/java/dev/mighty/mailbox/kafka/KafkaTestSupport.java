@@ -10,6 +10,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -50,6 +51,22 @@ final class KafkaTestSupport {
             }
             producer.flush();
         }
+    }
+
+    /** Creates {@code topic}, produces {@code count} records as {@link #produce} does; returns the end offsets. */
+    static Map<TopicPartition, Long> loadTopic(EmbeddedKafka kafka, String topic, int partitions, int count)
+            throws Exception {
+        kafka.createTopic(topic, partitions);
+        produce(kafka, topic, partitions, count);
+        final Map<TopicPartition, Long> ends = kafka.endOffsets(topic, partitions);
+        long total = 0;
+        for (long end : ends.values()) {
+            total += end;
+        }
+        if (total != count) {
+            throw new AssertionError("records in " + topic + ": " + total + " (expected: " + count + ")");
+        }
+        return ends;
     }
 
     /** Waits (bounded by {@link #WAIT}) until {@code condition} holds; false if it never did. */

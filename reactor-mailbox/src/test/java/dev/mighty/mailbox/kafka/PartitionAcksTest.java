@@ -2,10 +2,13 @@ package dev.mighty.mailbox.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.ref.WeakReference;
+import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -139,6 +142,100 @@ class PartitionAcksTest {
             }
             assertThat(failure.get()).isNull();
             assertThat(acks.commitOffset()).isEqualTo(count);
+        }
+    }
+
+    @Test
+    void shouldCountTheUnacknowledgedExactlyBelowTheBoundAndAtLeastTheBoundAbove() {
+        final PartitionAcks acks = new PartitionAcks(TP, 1);
+        final List<ReceivedRecord<String, String>> delivered = new ArrayList<>();
+        for (long offset = 0; offset < 3 * PartitionAcks.CHUNK; offset++) {
+            delivered.add(acks.deliver(record(offset)));
+        }
+        final int all = delivered.size();
+        assertThat(acks.unacknowledged(10_000)).isEqualTo(all);
+        assertThat(acks.unacknowledged(100)).isGreaterThanOrEqualTo(100);
+        // acknowledge every record but the first: one open record, the span stays whole
+        for (int i = 1; i < all; i++) {
+            delivered.get(i).acknowledge();
+        }
+        assertThat(acks.unacknowledged(100)).isEqualTo(1);
+        assertThat(acks.unacknowledged(all)).isEqualTo(1);
+        for (long offset = all; offset < all + 50; offset++) {
+            delivered.add(acks.deliver(record(offset)));
+        }
+        assertThat(acks.unacknowledged(100)).isEqualTo(51);
+        delivered.get(0).acknowledge();
+        assertThat(acks.unacknowledged(100)).isEqualTo(50);
+        delivered.subList(all, all + 50).forEach(ReceivedRecord::acknowledge);
+        assertThat(acks.unacknowledged(100)).isZero();
+        assertThat(acks.oldestUnacknowledgedNanos(System.nanoTime())).isZero();
+    }
+
+    @Test
+    void shouldReportTheOldestUnacknowledgedAgeUntilItIsAcknowledged() throws Exception {
+        final PartitionAcks acks = new PartitionAcks(TP, 1);
+        assertThat(acks.oldestUnacknowledgedNanos(System.nanoTime())).isZero();
+        final ReceivedRecord<String, String> first = acks.deliver(record(0));
+        TimeUnit.MILLISECONDS.sleep(5);
+        assertThat(acks.oldestUnacknowledgedNanos(System.nanoTime())).isPositive();
+        first.acknowledge();
+        assertThat(acks.oldestUnacknowledgedNanos(System.nanoTime())).isZero();
+    }
+
+    @Test
+    void shouldNotPinLaterChunksWhenTheApplicationKeepsOneRecord() throws Exception {
+        final PartitionAcks acks = new PartitionAcks(TP, 1);
+        final ReceivedRecord<String, String> kept = acks.deliver(record(0));
+        kept.acknowledge();
+        WeakReference<PartitionAcks.Chunk> second = null;
+        for (long offset = 1; offset < 3 * PartitionAcks.CHUNK; offset++) {
+            final ReceivedRecord<String, String> r = acks.deliver(record(offset));
+            if (offset == PartitionAcks.CHUNK) {
+                second = new WeakReference<>(chunkOf(r));
+            }
+            r.acknowledge();
+        }
+        assertThat(acks.commitOffset()).isEqualTo(3L * PartitionAcks.CHUNK); // the head is past the first two
+        assertThat(chunkOf(kept).next).as("the kept record's chunk is unlinked").isNull();
+        for (int i = 0; i < 50 && second.get() != null; i++) {
+            System.gc();
+            TimeUnit.MILLISECONDS.sleep(10);
+        }
+        assertThat(second.get()).as("the second chunk, reachable only through the kept record's chunk before")
+                .isNull();
+        assertThat(kept.offset()).isZero();
+    }
+
+    @Test
+    void shouldUnlinkEveryChunkAndFailTheCommitWaitersWhenRevoked() {
+        final PartitionAcks acks = new PartitionAcks(TP, 1);
+        final ReceivedRecord<String, String> first = acks.deliver(record(0));
+        for (long offset = 1; offset < 2 * PartitionAcks.CHUNK; offset++) {
+            acks.deliver(record(offset));
+        }
+        final CompletableFuture<Void> covered = new CompletableFuture<>();
+        final CompletableFuture<Void> open = new CompletableFuture<>();
+        acks.awaitCommit(0, covered);
+        acks.awaitCommit(5, open);
+        acks.committed(1);
+        assertThat(covered).isCompleted();
+        assertThat(open).isNotDone();
+        acks.revoke();
+        assertThat(open).isCompletedExceptionally();
+        assertThat(chunkOf(first).next).isNull();
+        final CompletableFuture<Void> late = new CompletableFuture<>();
+        acks.awaitCommit(7, late);
+        assertThat(late).as("a waiter after the revocation fails at once").isCompletedExceptionally();
+    }
+
+    private static PartitionAcks.Chunk chunkOf(ReceivedRecord<?, ?> r) {
+        try {
+            final Field field = ReceivedRecord.class.getDeclaredField("chunk");
+            field.setAccessible(true);
+            return (PartitionAcks.Chunk) field.get(r);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
         }
     }
 }

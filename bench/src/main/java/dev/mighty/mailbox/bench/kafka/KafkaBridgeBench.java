@@ -38,7 +38,7 @@ import reactor.core.scheduler.Schedulers;
 /**
  * {@code kafka-bridge}: what the {@link KafkaMailboxReceiver} costs over a bare {@code KafkaConsumer} poll loop.
  * Starts an in-process Kafka node (KRaft, localhost), loads one topic with {@code --records} small records, then
- * reads the whole topic, from the beginning, with a fresh consumer group per run, in three ways, alternating their
+ * reads the whole topic, from the beginning, with a fresh consumer group per run, in four ways, alternating their
  * order round by round (A B C, C B A, ...):
  * <ul>
  *   <li>{@code bare_poll_loop}: one thread, {@code poll} and a loop over the records, {@code commitSync()} every
@@ -47,7 +47,9 @@ import reactor.core.scheduler.Schedulers;
  *       worker) &rarr; subscriber that acknowledges every record: the poll thread and the subscriber on two
  *       threads, as {@code docs/kafka.md} recommends for real work;</li>
  *   <li>{@code receiver_flux_inline}: the same without {@code publishOn}: the subscriber runs on the poll thread
- *       whenever it waits on an empty mailbox (the trampolined path).</li>
+ *       whenever it waits on an empty mailbox (the trampolined path);</li>
+ *   <li>{@code receiver_receive}: {@code receiver.receive()} (its own single worker, fused {@code publishOn}, the
+ *       revoked-record filter) &rarr; the same subscriber: the reactor-kafka-shaped face.</li>
  * </ul>
  * Both sides use {@code ByteArrayDeserializer}, {@code max.poll.records} 500 and a 1 s commit interval; each
  * touches every record's value. A run is timed from its first record to its last (the group join before it is
@@ -64,9 +66,12 @@ import reactor.core.scheduler.Schedulers;
                 "Kafka broker; prints records/s and the ratio to the bare loop."})
 public final class KafkaBridgeBench implements Callable<Integer> {
     /** The ways of reading the topic. */
-    enum Way { BARE_POLL_LOOP, RECEIVER_FLUX_PUBLISH_ON, RECEIVER_FLUX_INLINE }
+    enum Way { BARE_POLL_LOOP, RECEIVER_FLUX_PUBLISH_ON, RECEIVER_FLUX_INLINE, RECEIVER_RECEIVE }
 
     private static final String TOPIC = "bench";
+    /** Held so the level set in main stays (java.util.logging keeps loggers weakly). */
+    private static final java.util.logging.Logger RECEIVER_LOG =
+            java.util.logging.Logger.getLogger("dev.mighty.mailbox.kafka");
     private static final Duration RUN_LIMIT = Duration.ofMinutes(5);
     private static final long COMMIT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -79,7 +84,7 @@ public final class KafkaBridgeBench implements Callable<Integer> {
     @Option(names = "--value-bytes", paramLabel = "N", description = "Value size (default: ${DEFAULT-VALUE}).")
     int valueBytes = 16;
 
-    @Option(names = "--rounds", paramLabel = "N", description = "Rounds of the three ways (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rounds", paramLabel = "N", description = "Rounds of the four ways (default: ${DEFAULT-VALUE}).")
     int rounds = 3;
 
     @Option(names = "--warmup", paramLabel = "N",
@@ -101,6 +106,7 @@ public final class KafkaBridgeBench implements Callable<Integer> {
         if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"); // the broker's INFO is a flood
         }
+        RECEIVER_LOG.setLevel(java.util.logging.Level.WARNING); // the receivers' rebalance lines, one per run
         System.exit(new CommandLine(new KafkaBridgeBench(System.out)).execute(args));
     }
 
@@ -132,7 +138,7 @@ public final class KafkaBridgeBench implements Callable<Integer> {
                 for (Way way : order) {
                     final String group = way.name().toLowerCase(Locale.ROOT) + "-" + run++;
                     final double rate = way == Way.BARE_POLL_LOOP ? bare(kafka, group)
-                            : bridge(kafka, group, way == Way.RECEIVER_FLUX_PUBLISH_ON);
+                            : bridge(kafka, group, way);
                     if (round >= 0) {
                         rates.computeIfAbsent(way, k -> new ArrayList<>()).add(rate);
                     }
@@ -231,7 +237,7 @@ public final class KafkaBridgeBench implements Callable<Integer> {
         long sink;
     }
 
-    private double bridge(EmbeddedKafka kafka, String group, boolean publishOn) throws InterruptedException {
+    private double bridge(EmbeddedKafka kafka, String group, Way way) throws InterruptedException {
         final KafkaMailboxReceiver<byte[], byte[]> receiver = KafkaMailboxReceiver
                 .<byte[], byte[]>builder(consumerConfig(kafka, group))
                 .topics(List.of(TOPIC))
@@ -244,8 +250,9 @@ public final class KafkaBridgeBench implements Callable<Integer> {
         final AtomicReference<Throwable> error = new AtomicReference<>();
         final long records = this.records;
         try {
-            Flux<ReceivedRecord<byte[], byte[]>> flux = MailboxFlux.from(receiver.mailbox());
-            if (publishOn) {
+            Flux<ReceivedRecord<byte[], byte[]>> flux = way == Way.RECEIVER_RECEIVE ? receiver.receive()
+                    : MailboxFlux.from(receiver.mailbox());
+            if (way == Way.RECEIVER_FLUX_PUBLISH_ON) {
                 flux = flux.publishOn(worker);
             }
             flux.subscribe(r -> {
@@ -262,7 +269,9 @@ public final class KafkaBridgeBench implements Callable<Integer> {
                 error.set(e);
                 done.countDown();
             });
-            receiver.start();
+            if (way != Way.RECEIVER_RECEIVE) {
+                receiver.start(); // receive() starts it on subscribe
+            }
             if (!done.await(RUN_LIMIT.toMillis(), TimeUnit.MILLISECONDS) || error.get() != null) {
                 throw new IllegalStateException("bridge: " + counter.count + " of " + records, error.get());
             }

@@ -1,0 +1,361 @@
+package dev.mighty.mailbox.kafka;
+
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.consumerConfig;
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.eventually;
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.key;
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.loadTopic;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.mighty.mailbox.reactor.MailboxFlux;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.test.StepVerifier;
+
+/**
+ * The v2 faces of {@link KafkaMailboxReceiver} against the shared in-process broker: {@code receive()}, the bound
+ * on unacknowledged records, the bounded close. Each test has its own topic and group; every assertion is an
+ * invariant that holds under every interleaving (nothing lost, nothing acknowledged delivered again, a bound
+ * never passed), and the only time limits are liveness bounds.
+ */
+@Tag("kafka")
+@Timeout(120)
+@ExtendWith(SharedKafka.class)
+class KafkaReceiveTest {
+    private static EmbeddedKafka kafka;
+
+    @BeforeAll
+    static void broker(EmbeddedKafka broker) {
+        kafka = broker;
+    }
+
+    /** A receiver of {@code topic} in {@code group}: capacity 256, commits every 100 ms. */
+    private static KafkaMailboxReceiver.Builder<String, String> member(String group, String topic) {
+        return KafkaMailboxReceiver.<String, String>builder(consumerConfig(kafka, group))
+                .topics(List.of(topic))
+                .capacity(256)
+                .commitInterval(Duration.ofMillis(100));
+    }
+
+    private static boolean committedTo(String group, Map<TopicPartition, Long> ends) throws InterruptedException {
+        return eventually(() -> {
+            try {
+                return kafka.committed(group).equals(ends);
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    @Nested
+    class ReceiveCancelHandsThePartitionsOn {
+
+        @Test
+        void shouldHandThePartitionsToTheOtherMemberWithNoDuplicateOfAnAcknowledgedRecordWhenReceiveIsCancelled()
+                throws Exception {
+            final String topic = "rx-cancel";
+            final String group = "rx-cancel-group";
+            final int count = 6_000;
+            final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 3, count);
+
+            final Set<Long> ackedByA = ConcurrentHashMap.newKeySet();
+            final Map<Long, Integer> deliveredToB = new ConcurrentHashMap<>();
+            final AtomicInteger countA = new AtomicInteger();
+            final KafkaMailboxReceiver<String, String> a = member(group, topic).revocationTimeout(Duration.ofSeconds(5)).build();
+            final KafkaMailboxReceiver<String, String> b = member(group, topic).revocationTimeout(Duration.ofSeconds(5)).build();
+            final Disposable subA = a.receive().subscribe(r -> {
+                // slow enough (12 s for the topic) that A still has records to go when B joins and when A is
+                // cancelled
+                countA.incrementAndGet();
+                sleep(2);
+                ackedByA.add(key(r.partition(), r.offset())); // before the ack: a commit past it implies it is here
+                r.acknowledge();
+            });
+            Disposable subB = null;
+            try {
+                assertThat(eventually(() -> countA.get() >= 500)).isTrue();
+                subB = b.receive().subscribe(r -> {
+                    deliveredToB.merge(key(r.partition(), r.offset()), 1, Integer::sum);
+                    r.acknowledge();
+                });
+                assertThat(eventually(() -> !deliveredToB.isEmpty())).as("B got partitions").isTrue();
+                subA.dispose(); // A leaves: B must get every partition
+                assertThat(a.closeAsync(Duration.ofSeconds(10)).toCompletableFuture().get(30, TimeUnit.SECONDS))
+                        .isNull();
+                assertThat(committedTo(group, ends)).as("B committed every partition to its end").isTrue();
+            } finally {
+                subA.dispose();
+                if (subB != null) {
+                    subB.dispose();
+                }
+                b.closeAsync(Duration.ofSeconds(10)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            }
+            // every record came to A (acknowledged) or to B, and B got none that A acknowledged
+            assertCovered(ends, ackedByA, deliveredToB);
+            final List<Long> duplicates = new ArrayList<>();
+            for (Long k : deliveredToB.keySet()) {
+                if (ackedByA.contains(k)) {
+                    duplicates.add(k);
+                }
+            }
+            assertThat(duplicates).as("records A acknowledged and B got again").isEmpty();
+            assertThat(deliveredToB.values()).allMatch(n -> n == 1);
+        }
+
+        @Test
+        void shouldRefuseASecondReceiveAndReceiveAfterStart() throws Exception {
+            final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                    .<String, String>builder(consumerConfig(kafka, "rx-twice-group"))
+                    .topics(List.of("rx-twice"))
+                    .build();
+            try {
+                final Flux<ReceivedRecord<String, String>> flux = receiver.receive();
+                final Disposable first = flux.subscribe();
+                StepVerifier.create(receiver.receive()).expectError(IllegalStateException.class)
+                        .verify(KafkaTestSupport.WAIT);
+                first.dispose();
+            } finally {
+                receiver.close(Duration.ofSeconds(2));
+            }
+            final KafkaMailboxReceiver<String, String> started = KafkaMailboxReceiver
+                    .<String, String>builder(consumerConfig(kafka, "rx-started-group"))
+                    .topics(List.of("rx-twice"))
+                    .build();
+            try {
+                started.start();
+                StepVerifier.create(started.receive()).expectError(IllegalStateException.class)
+                        .verify(KafkaTestSupport.WAIT);
+            } finally {
+                started.close(Duration.ofSeconds(2));
+            }
+        }
+
+        @Test
+        void shouldCompleteCommitOnceTheOffsetIsCommittedAndDeliverOffThePollThread() throws Exception {
+            final String topic = "rx-commit";
+            final String group = "rx-commit-group";
+            final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 1, 20);
+            final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                    .<String, String>builder(consumerConfig(kafka, group))
+                    .topics(List.of(topic))
+                    .commitInterval(Duration.ofHours(1)) // only commit() makes commits here
+                    .build();
+            final Set<String> threads = ConcurrentHashMap.newKeySet();
+            final List<String> values = receiver.receive()
+                    .doOnNext(r -> threads.add(Thread.currentThread().getName()))
+                    .take(20)
+                    .concatMap(r -> r.commit().thenReturn(r.value()))
+                    .collectList()
+                    .block(KafkaTestSupport.WAIT);
+            assertThat(values).hasSize(20).startsWith("v-0", "v-1");
+            // the last commit() completed, so the group's offset is the log end already: no waiting
+            assertThat(kafka.committed(group)).isEqualTo(ends);
+            assertThat(threads).allMatch(name -> name.startsWith("kafka-mailbox-receive-"));
+            assertThat(receiver.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS))
+                    .isNull();
+        }
+    }
+
+    @Nested
+    class MaxUnacknowledgedBoundsTheWorkOut {
+
+        @Test
+        void shouldDeliverAtMostTheBoundPlusOnePollPerPartitionWhileNothingIsAcknowledgedThenResume()
+                throws Exception {
+            final String topic = "rx-bound";
+            final String group = "rx-bound-group";
+            final int partitions = 2;
+            final int count = 4_000;
+            final int bound = 100;
+            final int maxPoll = 50;
+            final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, partitions, count);
+            final Map<String, Object> config = consumerConfig(kafka, group);
+            config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPoll);
+            final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                    .<String, String>builder(config)
+                    .topics(List.of(topic))
+                    .maxUnacknowledged(bound)
+                    .commitInterval(Duration.ofMillis(100))
+                    .build();
+            final List<ReceivedRecord<String, String>> held = new ArrayList<>(); // guarded by itself
+            final AtomicInteger[] perPartition = {new AtomicInteger(), new AtomicInteger()};
+            final AtomicInteger maxSeen0 = new AtomicInteger();
+            final AtomicInteger maxSeen1 = new AtomicInteger();
+            final Set<Long> seen = ConcurrentHashMap.newKeySet();
+            final AtomicReference<Boolean> acking = new AtomicReference<>(false);
+            final Disposable sub = receiver.receive().subscribe(r -> {
+                seen.add(key(r.partition(), r.offset()));
+                final int n = perPartition[r.partition()].incrementAndGet();
+                if (acking.get()) {
+                    r.acknowledge();
+                } else {
+                    (r.partition() == 0 ? maxSeen0 : maxSeen1).accumulateAndGet(n, Math::max);
+                    synchronized (held) {
+                        held.add(r);
+                    }
+                }
+            });
+            try {
+                // nothing is acknowledged: both partitions reach the bound and are paused there
+                assertThat(eventually(() -> receiver.partitionsAtUnacknowledgedBound() == partitions)).isTrue();
+                TimeUnit.MILLISECONDS.sleep(500); // several more polls: the bound must still hold
+                assertThat(maxSeen0.get()).isGreaterThanOrEqualTo(bound).isLessThanOrEqualTo(bound + maxPoll);
+                assertThat(maxSeen1.get()).isGreaterThanOrEqualTo(bound).isLessThanOrEqualTo(bound + maxPoll);
+                assertThat(receiver.oldestUnacknowledgedAge()).isPositive();
+                // the acknowledgements come: the partitions resume and every record arrives
+                synchronized (held) {
+                    acking.set(true);
+                    held.forEach(ReceivedRecord::acknowledge);
+                }
+                assertThat(eventually(() -> seen.size() == count)).as("resumed: every record delivered").isTrue();
+                assertThat(committedTo(group, ends)).isTrue();
+                assertThat(eventually(() -> receiver.oldestUnacknowledgedAge().isZero())).isTrue();
+            } finally {
+                sub.dispose();
+                receiver.close(Duration.ofSeconds(5));
+            }
+        }
+    }
+
+    @Nested
+    class CloseIsBounded {
+
+        @Test
+        void shouldReturnWithinAFewSecondsAndRedeliverEveryUnacknowledgedRecordWhenClosedFromTheAcknowledgingThread()
+                throws Exception {
+            final String topic = "rx-close-acker";
+            final String group = "rx-close-acker-group";
+            final int count = 3_000;
+            final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 3, count);
+            final KafkaMailboxReceiver<String, String> a = member(group, topic).build();
+            final Set<Long> ackedByA = ConcurrentHashMap.newKeySet();
+            final Set<Long> unackedByA = ConcurrentHashMap.newKeySet();
+            final AtomicLong closeNanos = new AtomicLong(-1L);
+            final AtomicInteger taken = new AtomicInteger();
+            final CountDownLatch closed = new CountDownLatch(1);
+            final Thread acker = new Thread(() -> {
+                try {
+                    while (closeNanos.get() < 0 && a.mailbox().recvMany(r -> {
+                        final long k = key(r.partition(), r.offset());
+                        if (r.offset() % 3 == 0) {
+                            unackedByA.add(k); // never acknowledged: must go to the next member
+                        } else {
+                            ackedByA.add(k);
+                            r.acknowledge();
+                        }
+                        if (taken.incrementAndGet() == 1_000) {
+                            final long start = System.nanoTime();
+                            a.close(Duration.ofSeconds(2)); // from the thread that acknowledges
+                            closeNanos.set(System.nanoTime() - start);
+                        }
+                    }, 64) > 0) {
+                        // until closed
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } finally {
+                    closed.countDown();
+                }
+            }, "rx-close-acker");
+            acker.setDaemon(true);
+            a.start();
+            acker.start();
+            assertThat(closed.await(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(closeNanos.get()).as("close(2 s) returned").isNotNegative();
+            assertThat(Duration.ofNanos(closeNanos.get())).as("close(2 s) from the acking thread returned")
+                    .isLessThan(Duration.ofSeconds(15));
+
+            final Map<Long, Integer> deliveredToB = new ConcurrentHashMap<>();
+            final KafkaMailboxReceiver<String, String> b = member(group, topic).build();
+            final Disposable subB = b.receive().subscribe(r -> {
+                deliveredToB.merge(key(r.partition(), r.offset()), 1, Integer::sum);
+                r.acknowledge();
+            });
+            try {
+                assertThat(committedTo(group, ends)).isTrue();
+            } finally {
+                subB.dispose();
+                b.close(Duration.ofSeconds(5));
+            }
+            assertThat(unackedByA).isNotEmpty();
+            assertThat(deliveredToB.keySet()).as("every record A did not acknowledge").containsAll(unackedByA);
+            assertCovered(ends, ackedByA, deliveredToB);
+        }
+
+        @Test
+        void shouldReturnWithinItsBoundWhenASubscriberOnThePollThreadNeverReturns() throws Exception {
+            final String topic = "rx-close-stuck";
+            loadTopic(kafka, topic, 1, 10);
+            final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                    .<String, String>builder(consumerConfig(kafka, "rx-close-stuck-group"))
+                    .topics(List.of(topic))
+                    .build();
+            final CountDownLatch inside = new CountDownLatch(1);
+            final CountDownLatch release = new CountDownLatch(1);
+            // trampolined: the first record's onNext runs on the poll thread and blocks it
+            final Disposable sub = MailboxFlux.from(receiver.mailbox()).subscribe(r -> {
+                inside.countDown();
+                try {
+                    release.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            receiver.start();
+            try {
+                assertThat(inside.await(45, TimeUnit.SECONDS)).isTrue();
+                final long start = System.nanoTime();
+                receiver.close(Duration.ofSeconds(1));
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(15));
+                // an interrupted close returns at once, flag kept
+                Thread.currentThread().interrupt();
+                receiver.close(Duration.ofSeconds(30));
+                assertThat(Thread.interrupted()).isTrue();
+            } finally {
+                release.countDown();
+                sub.dispose();
+            }
+            assertThat(receiver.closeAsync(Duration.ZERO).toCompletableFuture().get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(receiver.mailbox().isClosed()).isTrue();
+        }
+    }
+
+    /** Every record up to {@code ends} was acknowledged by the first member or delivered to the second. */
+    private static void assertCovered(Map<TopicPartition, Long> ends, Set<Long> ackedByA,
+            Map<Long, Integer> deliveredToB) {
+        for (Map.Entry<TopicPartition, Long> e : ends.entrySet()) {
+            for (long offset = 0; offset < e.getValue(); offset++) {
+                final long k = key(e.getKey().partition(), offset);
+                assertThat(ackedByA.contains(k) || deliveredToB.containsKey(k))
+                        .as("%s-%s delivered", e.getKey(), offset).isTrue();
+            }
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            TimeUnit.MILLISECONDS.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
