@@ -33,6 +33,7 @@ public final class ConsumerParkStress {
     @Outcome(id = "STALE", expect = FORBIDDEN,
             desc = "lost wake-up: consumer registered → producer published without seeing the registration → "
                     + "consumer parked on a mailbox that holds a message")
+    @Outcome(id = "ERROR", expect = FORBIDDEN, desc = "the receive threw")
     @State
     public static class RecvVsSend {
         final Mailbox<Integer> mailbox = Fixtures.filled(2, 0);
@@ -55,6 +56,7 @@ public final class ConsumerParkStress {
                     + "(or it was there before the consumer parked)")
     @Outcome(id = "STALE", expect = FORBIDDEN,
             desc = "lost wake-up: the run's single signal missed the parked consumer")
+    @Outcome(id = "ERROR", expect = FORBIDDEN, desc = "the receive threw")
     @State
     public static class RecvManyVsSendMany {
         static final java.util.List<Integer> RUN = java.util.List.of(1, 2);
@@ -76,6 +78,7 @@ public final class ConsumerParkStress {
     @Outcome(id = "TERMINATED", expect = ACCEPTABLE,
             desc = "consumer parked → close set CLOSED and woke it → recv() returned null (or it saw CLOSED first)")
     @Outcome(id = "STALE", expect = FORBIDDEN, desc = "lost wake-up: the close missed the parked consumer")
+    @Outcome(id = "ERROR", expect = FORBIDDEN, desc = "the receive threw")
     @State
     public static class RecvVsClose {
         final Mailbox<Integer> mailbox = Fixtures.filled(2, 0);

@@ -73,6 +73,23 @@ final class Fixtures {
         }
     }
 
+    /**
+     * Starts a daemon thread that blocks in {@code send(m)} (for a {@code Mode.Termination} actor that needs more
+     * parked producers than a 2-CPU machine gives jcstress actors). Join it to wait for its admission.
+     */
+    static Thread sender(Mailbox<Integer> mailbox, Integer m) {
+        final Thread t = new Thread(() -> {
+            try {
+                mailbox.send(m);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "sender-" + m);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
     /** @return the mask of {@code m} (0 for null and fillers) */
     static int bit(Integer m) {
         return m == null || m.equals(FILLER) ? 0 : 1 << (m - 1);

@@ -29,7 +29,8 @@ public final class ReserveStress {
     /**
      * Capacity 4 holding 1 message, with 2 permits held by two senders: 1 slot free. Two reserved sends race a
      * {@code reserve(4)}. A reserved send claims its slot first and returns its permit second; this is the race
-     * that finds defect A (docs/reliability.md, Findings).
+     * that finds defect A (docs/reliability.md, Findings). Three actors: jcstress schedules it only on machines
+     * with 3 CPUs or more; {@link VsReservedSendPair} is the same race on two.
      */
     @JCStressTest
     @Outcome(id = "1, 4, 0", expect = ACCEPTABLE,

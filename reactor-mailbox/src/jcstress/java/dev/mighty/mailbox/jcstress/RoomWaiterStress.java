@@ -34,6 +34,7 @@ public final class RoomWaiterStress {
     @Outcome(id = "STALE", expect = FORBIDDEN,
             desc = "lost wake-up: producer parked on a mailbox with a free slot (its re-check read the old "
                     + "consumer index and the consumer's waiter check missed its registration)")
+    @Outcome(id = "ERROR", expect = FORBIDDEN, desc = "the send threw")
     @State
     public static class SendVsRecv {
         final Mailbox<Integer> mailbox = Fixtures.filled(1, 1);
@@ -56,6 +57,7 @@ public final class RoomWaiterStress {
                     + "or the release came before the producer's check")
     @Outcome(id = "STALE", expect = FORBIDDEN,
             desc = "lost wake-up: the release did not wake the parked producer; it waits with a slot free")
+    @Outcome(id = "ERROR", expect = FORBIDDEN, desc = "the send threw")
     @State
     public static class SendVsRelease {
         final Mailbox<Integer> mailbox = Fixtures.filled(2, 1);
@@ -82,6 +84,7 @@ public final class RoomWaiterStress {
             desc = "producer parked → close set CLOSED and woke every waiter → MailboxClosedException; or it saw "
                     + "CLOSED before parking")
     @Outcome(id = "STALE", expect = FORBIDDEN, desc = "lost wake-up: the producer stays parked on a closed mailbox")
+    @Outcome(id = "ERROR", expect = FORBIDDEN, desc = "the send threw")
     @State
     public static class SendVsClose {
         final Mailbox<Integer> mailbox = Fixtures.filled(1, 1);

@@ -8,7 +8,9 @@ import java.time.Duration;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressTest;
+import org.openjdk.jcstress.annotations.Mode;
 import org.openjdk.jcstress.annotations.Outcome;
+import org.openjdk.jcstress.annotations.Signal;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
 import org.openjdk.jcstress.infra.results.II_Result;
@@ -59,7 +61,42 @@ public final class TimedSendStress {
     }
 
     /**
-     * Capacity 1, full: {@code send(1, 20 µs)} and {@code send(2, 5 s)} vs a consumer that frees one slot, then
+     * Capacity 1, full: the actor's {@code send(1, 1 ms)} with an untimed {@code send(2)} parked beside it (a thread
+     * the actor starts and joins) vs a consumer that frees one slot, then receives the message that took it. The
+     * consumer acts about 1 ms after the actor starts (jcstress's termination harness), so the deadline and the
+     * wake-up race.
+     */
+    @JCStressTest(Mode.Termination)
+    @Outcome(id = "TERMINATED", expect = ACCEPTABLE,
+            desc = "the timed send took the freed slot before its deadline, and the receive freed it again for "
+                    + "the untimed one; or it timed out (before or after being woken) and the untimed one got the "
+                    + "slot: every producer returned")
+    @Outcome(id = "STALE", expect = FORBIDDEN,
+            desc = "the timed send was woken for the freed slot, timed out and did not hand the wake on: the "
+                    + "untimed one stays parked beside a free slot")
+    @Outcome(id = "ERROR", expect = FORBIDDEN, desc = "a send threw")
+    @State
+    public static class TimeoutHandsOn {
+        static final Duration ONE_MS = Duration.ofMillis(1);
+        final Mailbox<Integer> mailbox = Fixtures.filled(1, 1);
+
+        @Actor
+        public void producers() throws InterruptedException {
+            final Thread untimed = Fixtures.sender(mailbox, 2);
+            mailbox.send(1, ONE_MS);
+            untimed.join();
+        }
+
+        @Signal
+        public void consumer() {
+            mailbox.tryRecv(); // the filler
+            Fixtures.recv(mailbox, Fixtures.HANG); // whichever got in first
+        }
+    }
+
+    /**
+     * As {@link TimeoutHandsOn}, each party a jcstress actor (3 CPUs), checking the answers too:
+     * {@code send(1, 20 µs)} and {@code send(2, 5 s)} vs a consumer that frees one slot, then
      * receives one message; the arbiter takes the rest. r3 = mask of what was received.
      */
     @JCStressTest
@@ -76,7 +113,7 @@ public final class TimedSendStress {
                     + "beside a free slot until its timeout")
     @Outcome(expect = FORBIDDEN, desc = "an answer that does not match what was received, or a duplicate")
     @State
-    public static class TimeoutHandsOn {
+    public static class TimeoutHandsOnActors {
         final Mailbox<Integer> mailbox = Fixtures.filled(1, 1);
         int received;
 
