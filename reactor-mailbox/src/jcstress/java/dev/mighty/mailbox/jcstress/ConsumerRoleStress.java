@@ -18,8 +18,8 @@ import dev.mighty.mailbox.internal.MailboxRing;
  * behind a cancelled holder is queued, not refused, and gets the role (woken once) when the holder detaches;
  * a newcomer behind a live holder or a live queued successor is refused.
  *
- * <p>Results use the {@code attachConsumer} codes: 0 = {@code ROLE_ACQUIRED}, 1 = {@code ROLE_QUEUED},
- * 2 = {@code ROLE_REFUSED}.
+ * <p>Results report {@code attachConsumer}'s answer as 0 = {@code ROLE_ACQUIRED}, 1 = {@code ROLE_QUEUED},
+ * 2 = {@code ROLE_REFUSED} ({@link Fixtures#role}).
  */
 public final class ConsumerRoleStress {
     private ConsumerRoleStress() {
@@ -49,7 +49,7 @@ public final class ConsumerRoleStress {
 
         @Actor
         public void attach(III_Result r) {
-            r.r1 = ring.attachConsumer(newcomer);
+            r.r1 = Fixtures.role(ring.attachConsumer(newcomer));
         }
 
         @Actor
@@ -91,12 +91,12 @@ public final class ConsumerRoleStress {
 
         @Actor
         public void attachA(IIII_Result r) {
-            r.r1 = ring.attachConsumer(a);
+            r.r1 = Fixtures.role(ring.attachConsumer(a));
         }
 
         @Actor
         public void attachB(IIII_Result r) {
-            r.r2 = ring.attachConsumer(b);
+            r.r2 = Fixtures.role(ring.attachConsumer(b));
         }
 
         @Arbiter
@@ -121,12 +121,12 @@ public final class ConsumerRoleStress {
 
         @Actor
         public void attachA(III_Result r) {
-            r.r1 = ring.attachConsumer(a);
+            r.r1 = Fixtures.role(ring.attachConsumer(a));
         }
 
         @Actor
         public void attachB(III_Result r) {
-            r.r2 = ring.attachConsumer(b);
+            r.r2 = Fixtures.role(ring.attachConsumer(b));
         }
 
         @Arbiter

@@ -19,7 +19,7 @@ import dev.mighty.mailbox.internal.MailboxRing;
  * returns, occupied + reserved ≤ capacity, so a reserved send never finds the ring full.
  *
  * <p>The arbiter reports {@code grant, size() + reserved(), refused}: the grant, the occupancy the grant was added
- * to, and how many reserved sends threw {@code IllegalStateException} (the ring full under a permit), counting
+ * to, and how many reserved sends threw (the ring full under a permit: {@code IllegalStateException} today), counting
  * the grantee's own sends, which the arbiter makes after the race.
  */
 public final class ReserveStress {
