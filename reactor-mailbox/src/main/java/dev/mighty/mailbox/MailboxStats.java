@@ -9,7 +9,7 @@ package dev.mighty.mailbox;
  * @param capacity         the capacity
  * @param size             admitted and not yet received
  * @param admitted         messages admitted since creation (the producer index; it also counts the rare
- *                         placeholder slot the subscriber side uses to renew its reservations, at most one per
+ *                         placeholder slot reserve uses to renew its epoch, at most one per
  *                         63 reservations made while nothing was sent)
  * @param received         messages received since creation (the consumer index; placeholders included)
  * @param refused          {@code trySend} (or timed {@code send}) calls refused because the mailbox was full; a
@@ -19,7 +19,7 @@ package dev.mighty.mailbox;
  * @param highWaterMark    the highest occupancy seen since creation or the last
  *                         {@link Mailbox#resetHighWaterMark()}, sampled by producers when they refresh their cached limit and by the consumer
  *                         from its batch sizes, so a lower bound of the true peak
- * @param reserved         slots reserved by the Reactive Streams subscriber side and not yet used
+ * @param reserved         slots reserved (by the Kafka receiver) and not yet used
  * @param parkedProducers  producers parked now on a full mailbox
  * @param consumerParked   whether the consumer is parked (or a publisher is waiting for data) now
  * @param producerParks    times since creation a producer parked on a full mailbox (or a {@code MailboxSubscriber}

@@ -485,9 +485,10 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
 
     /**
      * Reports an error that can be signalled to nobody (the subscriber broke §2.13 in a terminal signal, or
-     * threw after it cancelled) to the current thread's uncaught-exception handler. Never throws.
+     * threw after it cancelled): by default to the current thread's uncaught-exception handler; the Reactor face
+     * overrides it with {@code Operators.onErrorDropped}. Never throws.
      */
-    protected static void dropped(Throwable ex) {
+    protected void dropped(Throwable ex) {
         try {
             final Thread thread = Thread.currentThread();
             thread.getUncaughtExceptionHandler().uncaughtException(thread, ex);

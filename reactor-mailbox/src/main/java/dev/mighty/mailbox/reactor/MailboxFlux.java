@@ -188,13 +188,13 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
     }
 
     /**
-     * As {@link #sendAll(Publisher, Mailbox)}, holding at most {@code prefetch} reservations (and so requesting
-     * at most that much ahead): smaller leaves room for other producers of the same mailbox.
+     * As {@link #sendAll(Publisher, Mailbox)}, requesting at most {@code prefetch} elements ahead of what was
+     * admitted (they wait in the subscriber's buffer while the mailbox is full).
      *
      * @param <T> the element type
      * @param source the elements to send
      * @param mailbox the mailbox to send them into; closed at the end
-     * @param prefetch the most reservations held, {@code 1 .. mailbox.capacity()}
+     * @param prefetch the most elements requested and not yet admitted, {@code 1 .. mailbox.capacity()}
      * @return a {@code Mono} that completes once the source completed and all of it was admitted
      * @throws NullPointerException if {@code source} or {@code mailbox} is null
      * @throws IllegalArgumentException if {@code prefetch} is out of range

@@ -7,8 +7,12 @@ import dev.mighty.mailbox.WaitPolicy;
 import dev.mighty.mailbox.internal.MailboxDrain;
 import dev.mighty.mailbox.internal.MailboxRing;
 import org.reactivestreams.Subscriber;
+import reactor.core.CoreSubscriber;
+import reactor.core.Exceptions;
 import reactor.core.Fuseable;
 import reactor.core.Scannable;
+import reactor.core.publisher.Operators;
+import reactor.util.context.Context;
 
 /**
  * The subscription of {@link MailboxFlux}: {@link MailboxDrain}'s loop (consumer role, demand, cancel,
@@ -142,6 +146,8 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
 
     /** How the fused poller backs off on an empty mailbox before it registers: {@code park()} unless opted in. */
     private final WaitPolicy pollWaitPolicy;
+    /** The downstream's context, for Reactor's hooks on an error that can be signalled to nobody. */
+    private final Context context;
 
     MailboxFluxSubscription(MailboxRing<T> ring, Subscriber<? super T> downstream, int batchSize,
             WaitPolicy pollWaitPolicy) {
@@ -150,6 +156,19 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         this.batchSize = batchSize;
         this.flushLimit = Math.min(batchSize, ring.capacity());
         this.actual = downstream;
+        this.context = downstream instanceof CoreSubscriber ? ((CoreSubscriber<?>) downstream).currentContext()
+                : Context.empty();
+    }
+
+    /** Reactor's convention for an error that has nowhere to go: {@code Operators.onErrorDropped}. */
+    @Override
+    protected void dropped(Throwable ex) {
+        try {
+            Exceptions.throwIfJvmFatal(ex);
+            Operators.onErrorDropped(ex, context);
+        } catch (Throwable fatalOrHook) {
+            super.dropped(fatalOrHook); // a JVM-fatal error, or a hook that threw: the thread's handler
+        }
     }
 
     // ------------------------------------------------------------------ fusion negotiation

@@ -144,7 +144,7 @@ final class MailboxSendAll<T> extends Mono<Void> implements Scannable {
 
         @Override
         public void onNext(T t) {
-            inner.onNext(t); // never blocks: a reserved slot waits for it
+            inner.onNext(t); // never blocks: admitted, or buffered by the subscriber until there is room
         }
 
         @Override

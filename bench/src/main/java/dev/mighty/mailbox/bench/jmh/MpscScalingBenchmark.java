@@ -35,7 +35,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  * channel, P producer threads each offering one message per operation, one consumer thread draining up to
  * {@link #BATCH} per operation. Group {@code p1} has 1 producer, {@code p2} has 2 (with the consumer, 3 threads:
  * already over 2 cores, so read {@code p2} as contention, not parallel speed-up). For 4 producers:
- * {@code -tg 4,1} on a group.
+ * {@code -tg 1,4} on a group (the consumer first: JMH orders a group's methods by name).
  *
  * <p>Scores: {@code offersMade} and {@code messages} (the {@link AuxCounters}) are the throughput that counts,
  * in messages per microsecond; {@code offersFailed} (full) and {@code pollsEmpty} show who waits. The primary
@@ -259,7 +259,7 @@ public class MpscScalingBenchmark {
      *
      *   java -jar bench/target/benchmarks.jar MpscScalingBenchmark
      *   java -jar bench/target/benchmarks.jar MpscScalingBenchmark.p1 -p impl=MAILBOX,MPSC_ARRAY_QUEUE
-     *   java -jar bench/target/benchmarks.jar MpscScalingBenchmark.p2 -tg 4,1      # 4 producers, 1 consumer
+     *   java -jar bench/target/benchmarks.jar MpscScalingBenchmark.p2 -tg 1,4      # 1 consumer, 4 producers (JMH orders a group's methods by name: p2_drain first)
      *
      * Read the messages/offersMade counters (per microsecond), not the primary score.
      */
