@@ -1,22 +1,22 @@
 package dev.mighty.mailbox.internal;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.SendResult;
-import dev.mighty.mailbox.WaitPolicy;
 
 /**
- * The bounded ring behind every {@link Mailbox}: slot claiming, reservations, close, and the wait logic.
- * Subclasses supply the slot storage ({@link #publish}, {@link #poll}, {@link #isPublished}).
+ * <b>Not API</b>: public because the adapters in other packages drive it; the module does not export this package.
+ *
+ * <p>The bounded ring behind every {@link Mailbox}: the claim protocol (the producer word, single, batched and
+ * reserved claims, close). Its superclass {@link RingReceiver} is the receive half; the waiting protocol is
+ * {@link RingWaiters}, the field chain {@code RingFields}, the batched and reserved claims {@link RunClaim} and
+ * {@link RingReservations}. Subclasses supply the slot storage ({@link #publish}, {@link #poll},
+ * {@link #isPublished}).
  *
  * <p>The claiming algorithm is the JCTools {@code MpscArrayQueue} one (CAS on the producer index, a cached
  * producer limit so producers rarely read the consumer's cache line, a release store per slot), with
@@ -41,7 +41,8 @@ import dev.mighty.mailbox.WaitPolicy;
  * run is admitted whole before a close or refused whole after it, contiguous in the ring. The consumer's
  * receive is wait-free while a slot is published; a receive that finds
  * a slot claimed but not yet published spins (yielding) until its producer publishes, as JCTools'
- * {@code poll} does. Blocking methods spin briefly, then park.
+ * {@code poll} does. Blocking methods back off as a {@link dev.mighty.mailbox.WaitPolicy} says, then park in
+ * {@link RingWaiters}' queue (a producer) or its consumer slot (the consumer).
  *
  * <h2>Visibility</h2>
  * A producer's writes to a slot happen-before the consumer's read of it: the slot's publication is a
@@ -58,7 +59,7 @@ import dev.mighty.mailbox.WaitPolicy;
  *
  * @param <E> the message type
  */
-public abstract class MailboxRing<E> extends RingL5Pad {
+public abstract class MailboxRing<E> extends RingReceiver<E> {
     /** Largest capacity: 2^30. */
     public static final int MAX_CAPACITY = 1 << 30;
     /** {@link #claim()} result: no room. */
@@ -66,30 +67,10 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     /** {@link #claim()} result: the mailbox is closed. */
     public static final long CLAIM_CLOSED = -2L;
 
-    static final long CLOSED = 1L;
     static final long EPOCH_ONE = 2L;
     static final long EPOCH_MASK = 0x7EL;
-    static final int INDEX_SHIFT = 7;
     /** The close state of a normal close. */
     static final Object NORMAL_CLOSE = new Object();
-    /**
-     * A consumer backing off on an empty mailbox looks at the close state once per this many steps (a power of
-     * two), so that its wait does not keep pulling a line producers write. Delays the sight of a close by at most
-     * that many spin or yield steps; the back-off's end (park) always looks.
-     */
-    static final int CLOSE_CHECK_STEPS = 32;
-    /** A deadline meaning "no deadline". */
-    protected static final long NO_DEADLINE = Long.MIN_VALUE;
-
-    /** @return the slot index held in a producer word */
-    static long indexOf(long word) {
-        return word >>> INDEX_SHIFT;
-    }
-
-    /** @return whether a producer word has the closed bit */
-    static boolean isClosed(long word) {
-        return (word & CLOSED) != 0;
-    }
 
     private static volatile RingAccess access;
 
@@ -156,19 +137,6 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * send), so {@link #admitted()} and {@link #received()} count these rare slots too.
      */
     protected abstract void publishSkip(long index);
-
-    /** @return whether slot {@code index} is published (acquire). Consumer. */
-    protected abstract boolean isPublished(long index);
-
-    /**
-     * Takes the message at the consumer index if it is published, frees its slot and advances the consumer
-     * index (release). Does not wake parked producers: call {@link #afterReceive(int)} once per batch.
-     * Consumer only.
-     *
-     * @return the message, or null if the slot is not published (empty, or a producer is mid-publish); a
-     *         placeholder from {@link #publishSkip} is freed and skipped, never returned
-     */
-    public abstract E poll();
 
     // ------------------------------------------------------------------ producer side
 
@@ -291,56 +259,38 @@ public abstract class MailboxRing<E> extends RingL5Pad {
 
     // ------------------------------------------------------------------ batched send (runs: see RunClaim)
 
-    /**
-     * Sends the run {@code batch[from .. to)} without waiting: claims as many slots as are free, up to the run,
-     * with one CAS, and publishes them. Any thread.
-     *
-     * @return how many were admitted, {@code batch[from]} first; 0 if the mailbox is full or the run empty
-     * @throws MailboxClosedException if closed (and the run is not empty): nothing was admitted
-     */
+    /** {@link Mailbox#trySendMany(List, int, int)}: one claim of as much of the run as fits. Any thread. */
     public final int trySendMany(List<? extends E> batch, int from, int to) {
         final int n = RunClaim.checkRun(this, batch, null, from, to);
         return n == 0 ? 0 : RunClaim.trySendRun(this, batch, null, from, n);
     }
 
-    /** As {@link #trySendMany(List, int, int)}, from an array. */
+    /** {@link Mailbox#trySendMany(Object[], int, int)}. Any thread. */
     public final int trySendMany(E[] batch, int from, int to) {
         final int n = RunClaim.checkRun(this, null, batch, from, to);
         return n == 0 ? 0 : RunClaim.trySendRun(this, null, batch, from, n);
     }
 
-    /**
-     * Sends the run {@code batch[from .. to)}, parking while the mailbox is full, until all of it is admitted.
-     * Any thread.
-     *
-     * @return {@code to - from}, or fewer if the mailbox was closed (or the thread interrupted, its flag then set
-     *         again) after part of the run was admitted
-     * @throws MailboxClosedException if closed before any of the run was admitted
-     * @throws InterruptedException if interrupted on entry, or while parked before any of the run was admitted
-     */
+    /** {@link Mailbox#sendMany(List, int, int)}: claims runs, waiting for room, until all is in. Any thread. */
     public final int sendMany(List<? extends E> batch, int from, int to) throws InterruptedException {
         final int n = RunClaim.checkRun(this, batch, null, from, to);
         return RunClaim.sendRunBlocking(this, batch, null, from, n, NO_DEADLINE);
     }
 
-    /** As {@link #sendMany(List, int, int)}, from an array. */
+    /** {@link Mailbox#sendMany(Object[], int, int)}. Any thread. */
     public final int sendMany(E[] batch, int from, int to) throws InterruptedException {
         final int n = RunClaim.checkRun(this, null, batch, from, to);
         return RunClaim.sendRunBlocking(this, null, batch, from, n, NO_DEADLINE);
     }
 
-    /**
-     * As {@link #sendMany(List, int, int)}, parking at most {@code timeout} in all.
-     *
-     * @return how many were admitted: fewer than {@code to - from} also when the timeout elapsed first
-     */
+    /** {@link Mailbox#sendMany(List, int, int, Duration)}: as above, waiting at most {@code timeout} in all. */
     public final int sendMany(List<? extends E> batch, int from, int to, Duration timeout)
             throws InterruptedException {
         final int n = RunClaim.checkRun(this, batch, null, from, to);
         return RunClaim.sendRunBlocking(this, batch, null, from, n, deadline(timeout));
     }
 
-    /** As {@link #sendMany(List, int, int, Duration)}, from an array. */
+    /** {@link Mailbox#sendMany(Object[], int, int, Duration)}. Any thread. */
     public final int sendMany(E[] batch, int from, int to, Duration timeout) throws InterruptedException {
         final int n = RunClaim.checkRun(this, null, batch, from, to);
         return RunClaim.sendRunBlocking(this, null, batch, from, n, deadline(timeout));
@@ -368,29 +318,7 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      * @return the slot index, or {@link #CLAIM_FULL} if the deadline passed
      */
     protected final long claimBlocking(long deadline, String op) throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException();
-        }
-        boolean woken = false;
-        for (int step = 0; ; step++) {
-            final long index = claim();
-            if (index >= 0) {
-                if (woken) {
-                    waiters.propagate(this);
-                }
-                return index;
-            }
-            if (index == CLAIM_CLOSED) {
-                throw rejectClosed(op);
-            }
-            checkNotSelfBlocking(deadline, op, -1, 1);
-            final int waited = waiters.parkForRoom(this, step, woken, deadline);
-            if (waited == RingWaiters.TIMED_OUT) {
-                countRefused();
-                return CLAIM_FULL;
-            }
-            woken |= waited == RingWaiters.RETRY_WOKEN;
-        }
+        return waiters.claimBlocking(this, deadline, op);
     }
 
     /**
@@ -447,62 +375,31 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     public final boolean sendReserved(E msg) {
         Objects.requireNonNull(msg, "msg");
         validate(msg);
-        if (lvReserved() <= 0) {
-            // a caller bug (a send beyond its permits): fail before claiming rather than drive 'reserved' negative
-            throw new IllegalStateException("sendReserved without a reserved slot: name=" + name + ", reserved="
-                    + lvReserved());
-        }
-        final long index = RunClaim.claimReserved(this, 1, "sendReserved");
-        if (index < 0) {
-            return false;
-        }
-        publish(index, msg);
-        return true;
+        return RingReservations.sendReserved(this, msg);
     }
 
     /**
-     * Sends the run {@code batch.get(from) .. batch.get(to - 1)} using {@code to - from} reserved slots: the batched
-     * {@link #sendReserved}, one claim CAS and one permit update for the whole run. Any thread holding that many
-     * permits from {@link #reserve}; the run is contiguous, FIFO with the caller's other sends, and admitted whole
-     * before a close or refused whole after it.
+     * Sends the run {@code batch.get(from) .. batch.get(to - 1)} using {@code to - from} reserved slots: one claim CAS
+     * and one permit update for the run, admitted whole before a close or refused whole after it. Any thread holding
+     * that many permits.
      *
      * @return {@code to - from}, or 0 if the mailbox is closed (the run's permits are returned)
-     * @throws NullPointerException if {@code batch} or an element of the run is null: nothing is admitted
      * @throws IllegalStateException if fewer than {@code to - from} slots are reserved
      * @throws ReservationInvariantException if that many are reserved but not that many are free
      */
     public final int sendReservedMany(List<? extends E> batch, int from, int to) {
         final int n = RunClaim.checkRun(this, batch, null, from, to);
-        if (n == 0) {
-            return 0;
-        }
-        if (lvReserved() < n) {
-            throw new IllegalStateException("sendReservedMany without " + n + " reserved slots: name=" + name
-                    + ", reserved=" + lvReserved());
-        }
-        return RunClaim.sendReservedRun(this, batch, from, n);
+        return n == 0 ? 0 : RingReservations.sendReservedMany(this, batch, from, n);
     }
 
     /** Removes up to {@code n} permits, never below zero: every decrement of {@code reserved} goes through here. */
     final void takePermits(long n) {
-        long r;
-        while ((r = lvReserved()) > 0 && !casReserved(r, Math.max(0L, r - n))) {
-            // another permit holder moved it; read again (lock-free: each failure is someone else's success)
-        }
+        RingReservations.takePermits(this, n);
     }
 
     /** Returns {@code n} unused permits and wakes about {@code n} producers waiting for room. Any thread. */
     public final void releaseReserved(long n) {
-        if (n > 0) {
-            // Never below zero, even for a caller that gives back more than it holds (its own accounting broken by
-            // a §1.3-breaking upstream): the count must not lie, and room checks must not over-admit.
-            takePermits(n);
-            // StoreLoad: our release before the waiter check (the CAS may not have run); see RingWaiters
-            VarHandle.fullFence();
-            if (waiters.mayHaveRoomWaiters()) {
-                waiters.wakeRoom((int) Math.min(n, Integer.MAX_VALUE));
-            }
-        }
+        RingReservations.release(this, n);
     }
 
     /** @return slots reserved and not yet used */
@@ -533,273 +430,6 @@ public abstract class MailboxRing<E> extends RingL5Pad {
      */
     public final void onTerminated(Wakeable w) {
         waiters.onTerminated(this, w);
-    }
-
-    // ------------------------------------------------------------------ consumer side
-
-    /**
-     * Ends a receive that took {@code n >= 1} messages: samples the high-water mark and wakes producers
-     * parked on a full mailbox. Once per batch. Consumer only.
-     */
-    public final void afterReceive(int n) {
-        if (n > lvHighWaterMark()) {
-            sampleOccupancy(n);
-        }
-        // StoreLoad: the consumerIndex store in poll() must be visible before we look for waiters; pairs with the
-        // waiter's count increment followed by its re-check of the room (RingWaiters). One wake per freed slot.
-        VarHandle.fullFence();
-        if (waiters.mayHaveRoomWaiters()) {
-            waiters.wakeRoom(n);
-        }
-        if (closing()) {
-            waiters.wakeIfTerminated(this); // the receive that drains a closed mailbox: see onTerminated
-        }
-    }
-
-    /**
-     * Announces the room freed by skipping a placeholder (see {@link #publishSkip}): a receive that frees only
-     * placeholders returns nothing, so {@link #afterReceive} is not called for it. Consumer only; rare.
-     */
-    protected final void afterSkip() {
-        VarHandle.fullFence(); // as in afterReceive: our consumerIndex store before the waiter check
-        if (waiters.mayHaveRoomWaiters()) {
-            waiters.wakeRoom(1);
-        }
-        if (closing()) {
-            waiters.wakeIfTerminated(this);
-        }
-    }
-
-    /** Receives without waiting; null if nothing is published now. Consumer only. */
-    public final E tryRecv() {
-        final E e = poll();
-        if (e != null) {
-            afterReceive(1);
-        }
-        return e;
-    }
-
-    /** Receives, parking while empty; null once closed normally and drained. Consumer only. */
-    public final E recv() throws InterruptedException {
-        return recv0(NO_DEADLINE);
-    }
-
-    /** Receives, parking at most {@code timeout}; null on timeout or end of stream. Consumer only. */
-    public final E recv(Duration timeout) throws InterruptedException {
-        return recv0(deadline(timeout));
-    }
-
-    private E recv0(long deadline) throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException();
-        }
-        for (;;) {
-            final E e = poll();
-            if (e != null) {
-                afterReceive(1);
-                return e;
-            }
-            if (endOfStream() || !awaitData(deadline)) {
-                return null;
-            }
-        }
-    }
-
-    /** Hands up to {@code max} messages present now to {@code sink}. Consumer only. */
-    public final int tryRecvMany(Consumer<? super E> sink, int max) {
-        Objects.requireNonNull(sink, "sink");
-        checkMax(max);
-        return drain(sink, max);
-    }
-
-    /** Parks until a message is present, then as {@link #tryRecvMany}; 0 at end of stream. Consumer only. */
-    public final int recvMany(Consumer<? super E> sink, int max) throws InterruptedException {
-        Objects.requireNonNull(sink, "sink");
-        checkMax(max);
-        if (Thread.interrupted()) {
-            throw new InterruptedException();
-        }
-        if (max == 0) {
-            return 0;
-        }
-        for (;;) {
-            final int n = drain(sink, max);
-            if (n > 0 || endOfStream()) {
-                return n;
-            }
-            awaitData(NO_DEADLINE);
-        }
-    }
-
-    private int drain(Consumer<? super E> sink, int max) {
-        final Thread previous = enterConsumer();
-        int n = 0;
-        try {
-            E e;
-            while (n < max && (e = poll()) != null) {
-                n++;
-                sink.accept(e);
-            }
-        } finally {
-            exitConsumer(previous);
-            if (n > 0) {
-                afterReceive(n);
-            }
-        }
-        return n;
-    }
-
-    /**
-     * Marks the current thread as the consumer for the duration of a batch, so that a blocking send made from
-     * inside the batch on a full mailbox fails instead of waiting forever, and a second thread entering a batch
-     * at the same time is reported (best effort). Consumer only.
-     *
-     * @throws IllegalStateException if another thread's batch is under way
-     *
-     * @return the previous mark, to give to {@link #exitConsumer}
-     */
-    public final Thread enterConsumer() {
-        final Thread self = Thread.currentThread();
-        final Thread previous = lpConsumerThread();
-        if (previous != null && previous != self) {
-            // NOTE: best effort, at no cost: the field is plain, so two racing consumers may miss each other, but a
-            // consumer that finds another thread's mark knows the one-consumer rule is broken.
-            throw new IllegalStateException("two consumers at once: " + self.getName() + " entered a receive while "
-                    + previous.getName() + " is in one: name=" + name);
-        }
-        spConsumerThread(self);
-        return previous;
-    }
-
-    /** Restores the mark saved by {@link #enterConsumer()}. Consumer only. */
-    public final void exitConsumer(Thread previous) {
-        spConsumerThread(previous);
-    }
-
-    protected static void checkMax(int max) {
-        if (max < 0) {
-            throw new IllegalArgumentException("max: " + max + " (expected: >= 0)");
-        }
-    }
-
-    /** @return whether the mailbox is closed with nothing admitted past {@code cIndex}. Consumer only. */
-    final boolean endOfStreamAt(long cIndex) {
-        final long word = lvProducerIndex();
-        return (word >>> INDEX_SHIFT) == cIndex && (word & CLOSED) != 0;
-    }
-
-    /**
-     * Called by the consumer after {@link #poll()} found nothing.
-     *
-     * @return true if the mailbox is closed normally and drained
-     * @throws MailboxClosedException if it is closed exceptionally and drained
-     */
-    public final boolean endOfStream() {
-        // NOTE: closeState is set before the CLOSED bit and lives on the read-mostly signals line: while the
-        // mailbox is open this check leaves the producer word's line alone (see awaitData).
-        if (lvCloseState() == null) {
-            return false;
-        }
-        final long word = lvProducerIndex();
-        if ((word & CLOSED) == 0 || (word >>> INDEX_SHIFT) != lvConsumerIndex()) {
-            return false;
-        }
-        final Throwable cause = closeCause();
-        if (cause != null) {
-            throw new MailboxClosedException("mailbox closed exceptionally and drained: name=" + name, cause);
-        }
-        return true;
-    }
-
-    /**
-     * Parks the consumer until the slot at the consumer index is published, the mailbox is closed and drained, or
-     * the deadline passes (see {@link RingWaiters}). Consumer only.
-     *
-     * @return false only if the deadline passed
-     */
-    protected final boolean awaitData(long deadline) throws InterruptedException {
-        return waiters.awaitData(this, deadline);
-    }
-
-    /** @return whether a close has been decided: the read-mostly close state, not the producer word */
-    final boolean closing() {
-        return lvCloseState() != null;
-    }
-
-    /**
-     * Backs off on the consumer's own thread, as {@code policy} says, until the slot at the consumer index is
-     * published, the mailbox is closing, {@code role} is cancelled, or the back-off is spent (see
-     * {@link RingWaiters}). For a drain running on a thread the user dedicated to consuming, before it registers
-     * with {@link #awaitData(Wakeable)}. Consumer only.
-     *
-     * @param role the subscription waiting, or null; its cancel ends the wait early
-     * @return true if a message (or the close) arrived: poll again; false if the back-off was spent or the
-     *         role cancelled
-     */
-    public final boolean idleUntilData(WaitPolicy policy, ConsumerRole role) {
-        return waiters.idleUntilData(this, policy, role);
-    }
-
-    /** Sets how {@code recv}/{@code recvMany} wait before parking; call before the mailbox is shared. */
-    public final void waitPolicy(WaitPolicy policy) {
-        waiters.consumerPolicy(policy);
-    }
-
-    /** @return how {@code recv}/{@code recvMany} wait before parking */
-    public final WaitPolicy waitPolicy() {
-        return waiters.consumerPolicy();
-    }
-
-    /**
-     * Registers {@code w} to be woken once when a message may be present or the mailbox closes: the
-     * non-blocking counterpart of a parking receive, for a drain loop that must not park. Consumer only.
-     *
-     * @return false if a message is present (or in flight) or the mailbox is closed already: drain again now.
-     *         <b>Note:</b> {@code w} may still be woken once after a false return (a producer took the
-     *         registration just before it was withdrawn), so a wake must tolerate finding nothing to do. A message
-     *         in flight (claimed, not yet published) is answered with false rather than a registration: its
-     *         producer may have looked for a waiter before our registration was visible.
-     */
-    public final boolean awaitData(Wakeable w) {
-        return waiters.awaitData(this, w);
-    }
-
-    /** Withdraws a registration made by {@link #awaitData(Wakeable)}, if it has not fired. */
-    public final void cancelAwaitData(Wakeable w) {
-        waiters.cancelAwaitData(w);
-    }
-
-    // ------------------------------------------------------------------ consumer role (adapters)
-
-    /** {@link #attachConsumer} result: the role is yours; poll now. */
-    public static final int ROLE_ACQUIRED = 0;
-    /** {@link #attachConsumer} result: accepted behind a cancelled holder; {@code wake()} hands you the role. */
-    public static final int ROLE_QUEUED = 1;
-    /** {@link #attachConsumer} result: a live holder has the role; refuse the subscriber. */
-    public static final int ROLE_REFUSED = 2;
-
-    /**
-     * Asks for the consumer role: one subscription at a time may poll, whichever face it uses. A holder that
-     * is cancelled but still finishing its last delivery does not refuse a newcomer: the newcomer is queued
-     * and handed the role by {@link #detachConsumer} when the holder's drain exits. Any thread.
-     *
-     * @return {@link #ROLE_ACQUIRED}, {@link #ROLE_QUEUED} or {@link #ROLE_REFUSED}
-     */
-    public final int attachConsumer(ConsumerRole role) {
-        return roles.attach(role);
-    }
-
-    /**
-     * Gives up the consumer role; call once the drain loop has exited for good (no poll can follow), on the
-     * thread that ran it. Hands the role to a queued successor and wakes it. Any thread.
-     */
-    public final void detachConsumer(ConsumerRole role) {
-        roles.detach(role);
-    }
-
-    /** @return the role holder now, or null */
-    public final ConsumerRole consumerRole() {
-        return roles.lvHolder();
     }
 
     // ------------------------------------------------------------------ close
@@ -837,18 +467,6 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     /** @return whether closed */
     public final boolean isClosed() {
         return (lvProducerIndex() & CLOSED) != 0;
-    }
-
-    /** @return whether closed and every admitted message has been received */
-    public final boolean isTerminated() {
-        final long word = lvProducerIndex();
-        return (word & CLOSED) != 0 && (word >>> INDEX_SHIFT) == lvConsumerIndex();
-    }
-
-    /** @return the cause of an exceptional close, or null */
-    public final Throwable closeCause() {
-        final Object state = lvCloseState();
-        return state instanceof Throwable ? (Throwable) state : null;
     }
 
     // ------------------------------------------------------------------ introspection
@@ -903,19 +521,6 @@ public abstract class MailboxRing<E> extends RingL5Pad {
     public final int resetHighWaterMark() {
         final int size = (int) Math.max(0L, Math.min(capacity, admitted() - lvConsumerIndex()));
         return xchgHighWaterMark(size);
-    }
-
-    /**
-     * @return a {@link System#nanoTime()} deadline for {@code timeout}, or {@link #NO_DEADLINE} if it is too far
-     * @throws IllegalArgumentException if {@code timeout} is negative
-     */
-    protected static long deadline(Duration timeout) {
-        Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative()) {
-            throw new IllegalArgumentException("timeout: " + timeout + " (expected: >= 0)");
-        }
-        final long nanos = TimeUnit.NANOSECONDS.convert(timeout);
-        return nanos >= Long.MAX_VALUE / 2 ? NO_DEADLINE : System.nanoTime() + nanos;
     }
 
     @Override

@@ -1,5 +1,8 @@
 package dev.mighty.mailbox.internal;
 
+import java.lang.invoke.VarHandle;
+import java.util.List;
+
 /**
  * Reservations of {@link MailboxRing}: {@code reserve(n)} grants permits for slots that later reserved sends use
  * without a room check. Static methods on the ring's fields, in their own class so the ring keeps the claim
@@ -84,5 +87,51 @@ final class RingReservations {
             return (int) grant;
         }
         return 0;
+    }
+
+    /** {@code sendReserved} after the message was checked. */
+    static <E> boolean sendReserved(MailboxRing<E> ring, E msg) {
+        if (ring.lvReserved() <= 0) {
+            // a caller bug (a send beyond its permits): fail before claiming rather than drive 'reserved' negative
+            throw new IllegalStateException("sendReserved without a reserved slot: name=" + ring.name + ", reserved="
+                    + ring.lvReserved());
+        }
+        final long index = RunClaim.claimReserved(ring, 1, "sendReserved");
+        if (index < 0) {
+            return false;
+        }
+        ring.publish(index, msg);
+        return true;
+    }
+
+    /** {@code sendReservedMany} after the run was checked ({@code n >= 1}). */
+    static <E> int sendReservedMany(MailboxRing<E> ring, List<? extends E> batch, int from, int n) {
+        if (ring.lvReserved() < n) {
+            throw new IllegalStateException("sendReservedMany without " + n + " reserved slots: name=" + ring.name
+                    + ", reserved=" + ring.lvReserved());
+        }
+        return RunClaim.sendReservedRun(ring, batch, from, n);
+    }
+
+    /** Removes up to {@code n} permits, never below zero. */
+    static void takePermits(MailboxRing<?> ring, long n) {
+        long r;
+        while ((r = ring.lvReserved()) > 0 && !ring.casReserved(r, Math.max(0L, r - n))) {
+            // another permit holder moved it; read again (lock-free: each failure is someone else's success)
+        }
+    }
+
+    /** Returns {@code n} unused permits and wakes about {@code n} room waiters. */
+    static void release(MailboxRing<?> ring, long n) {
+        if (n > 0) {
+            // Never below zero, even for a caller that gives back more than it holds (its own accounting broken by
+            // a §1.3-breaking upstream): the count must not lie, and room checks must not over-admit.
+            takePermits(ring, n);
+            // StoreLoad: our release before the waiter check (the CAS may not have run); see RingWaiters
+            VarHandle.fullFence();
+            if (ring.waiters.mayHaveRoomWaiters()) {
+                ring.waiters.wakeRoom((int) Math.min(n, Integer.MAX_VALUE));
+            }
+        }
     }
 }

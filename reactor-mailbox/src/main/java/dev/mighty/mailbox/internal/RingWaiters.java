@@ -271,7 +271,7 @@ public final class RingWaiters extends WaitersL1Pad {
      *
      * @return false only if the deadline passed
      */
-    <E> boolean awaitData(MailboxRing<E> ring, long deadline) throws InterruptedException {
+    <E> boolean awaitData(RingReceiver<E> ring, long deadline) throws InterruptedException {
         final long cIndex = ring.lpConsumerIndex();
         final WaitPolicy policy = consumerPolicy;
         for (int step = 0; ; ) {
@@ -330,7 +330,7 @@ public final class RingWaiters extends WaitersL1Pad {
      *
      * @return true if a message (or the close) arrived; false if the back-off was spent or the role cancelled
      */
-    <E> boolean idleUntilData(MailboxRing<E> ring, WaitPolicy policy, ConsumerRole role) {
+    <E> boolean idleUntilData(RingReceiver<E> ring, WaitPolicy policy, ConsumerRole role) {
         final long cIndex = ring.lpConsumerIndex();
         for (int step = 0; ; step++) {
             if (ring.isPublished(cIndex)) {
@@ -350,7 +350,7 @@ public final class RingWaiters extends WaitersL1Pad {
      *
      * @return false if a message is present (or in flight) or the mailbox is closed already: drain again now
      */
-    <E> boolean awaitData(MailboxRing<E> ring, Wakeable w) {
+    <E> boolean awaitData(RingReceiver<E> ring, Wakeable w) {
         final boolean renewal = lvConsumerWaiter() == Objects.requireNonNull(w, "w"); // the same wait, asked again
         svConsumerWaiter(w); // pairs with signalConsumer(), as in awaitData(ring, long)
         final long word = ring.lvProducerIndex();
@@ -437,6 +437,38 @@ public final class RingWaiters extends WaitersL1Pad {
         }
         // A wake-up racing the timeout is used, not handed on: the caller claims once more before it times out.
         return woken ? RETRY_WOKEN : TIMED_OUT;
+    }
+
+    /**
+     * The blocking claim of {@code send}: claims, else waits for room ({@link #parkForRoom}), until a slot, the
+     * deadline, or the close.
+     *
+     * @return the slot index, or {@code CLAIM_FULL} if the deadline passed
+     */
+    <E> long claimBlocking(MailboxRing<E> ring, long deadline, String op) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        boolean woken = false;
+        for (int step = 0; ; step++) {
+            final long index = ring.claim();
+            if (index >= 0) {
+                if (woken) {
+                    propagate(ring);
+                }
+                return index;
+            }
+            if (index == MailboxRing.CLAIM_CLOSED) {
+                throw ring.rejectClosed(op);
+            }
+            ring.checkNotSelfBlocking(deadline, op, -1, 1);
+            final int waited = parkForRoom(ring, step, woken, deadline);
+            if (waited == TIMED_OUT) {
+                ring.countRefused();
+                return MailboxRing.CLAIM_FULL;
+            }
+            woken |= waited == RETRY_WOKEN;
+        }
     }
 
     /** {@link #parkForRoom} result: claim again. */
@@ -551,7 +583,7 @@ public final class RingWaiters extends WaitersL1Pad {
      * reads the consumer index; the consumer after its receive's fence reads the close state, which is set before
      * that bit. Either the closer sees the last receive, or that receive sees the close.
      */
-    <E> void onTerminated(MailboxRing<E> ring, Wakeable w) {
+    <E> void onTerminated(RingReceiver<E> ring, Wakeable w) {
         pushTerminationListener(Objects.requireNonNull(w, "w"));
         if (ring.isTerminated()) {
             WaiterNode.wakeAll(xchgTerminationListeners(null));
@@ -559,7 +591,7 @@ public final class RingWaiters extends WaitersL1Pad {
     }
 
     /** Wakes the termination listeners if the mailbox is closed and drained; after a fence. */
-    <E> void wakeIfTerminated(MailboxRing<E> ring) {
+    <E> void wakeIfTerminated(RingReceiver<E> ring) {
         if (lvTerminationListeners() != null && ring.isTerminated()) {
             WaiterNode.wakeAll(xchgTerminationListeners(null));
         }

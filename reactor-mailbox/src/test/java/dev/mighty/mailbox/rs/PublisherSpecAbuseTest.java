@@ -20,6 +20,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
+import reactor.core.publisher.Hooks;
 
 /**
  * Hand-written subscribers that stress or break the Reactive Streams rules, against both receive faces (the
@@ -259,7 +260,9 @@ class PublisherSpecAbuseTest {
         };
         final Thread.UncaughtExceptionHandler previous = Thread.currentThread().getUncaughtExceptionHandler();
         final List<Throwable> dropped = new CopyOnWriteArrayList<>();
+        // the Reactive Streams faces report it to the thread's handler, the Reactor face to Hooks.onErrorDropped
         Thread.currentThread().setUncaughtExceptionHandler((t, e) -> dropped.add(e));
+        Hooks.onErrorDropped(dropped::add);
         try {
             face.publisher(mailbox).subscribe(thrower);
             thrower.subscription.request(1);
@@ -270,6 +273,7 @@ class PublisherSpecAbuseTest {
             assertThat(thrower.signals).containsExactly("onSubscribe", "onError closed");
         } finally {
             Thread.currentThread().setUncaughtExceptionHandler(previous);
+            Hooks.resetOnErrorDropped();
         }
         assertThat(dropped).hasSize(1);
         final Recording after = new Recording();

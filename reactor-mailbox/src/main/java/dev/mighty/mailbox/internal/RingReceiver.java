@@ -1,0 +1,285 @@
+package dev.mighty.mailbox.internal;
+
+import java.lang.invoke.VarHandle;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+import dev.mighty.mailbox.WaitPolicy;
+
+/**
+ * The receive half of {@link MailboxRing}: the consumer's side of the ring protocol (poll by the subclass, the
+ * batched receives, the wake-up of room waiters after a batch, the wait for data, the end-of-stream check) and the
+ * consumer-role slot the adapters share. {@code MailboxRing} extends it and keeps the claim protocol; a class of
+ * its own so each file holds one side. Consumer only, unless a method says otherwise; progress and visibility as
+ * {@code MailboxRing}'s class comment says.
+ *
+ * @param <E> the message type
+ */
+abstract class RingReceiver<E> extends RingL5Pad {
+    static final long CLOSED = 1L;
+    static final int INDEX_SHIFT = 7;
+    /**
+     * A consumer backing off on an empty mailbox looks at the close state once per this many steps (a power of
+     * two), so that its wait does not keep pulling a line producers write. Delays the sight of a close by at most
+     * that many spin or yield steps; the back-off's end (park) always looks.
+     */
+    static final int CLOSE_CHECK_STEPS = 32;
+    /** A deadline meaning "no deadline". */
+    protected static final long NO_DEADLINE = Long.MIN_VALUE;
+
+    /** @return the slot index held in a producer word */
+    static long indexOf(long word) {
+        return word >>> INDEX_SHIFT;
+    }
+
+    /** @return whether a producer word has the closed bit */
+    static boolean isClosed(long word) {
+        return (word & CLOSED) != 0;
+    }
+
+    RingReceiver(int capacity, boolean singleProducer, String name) {
+        super(capacity, singleProducer, name);
+    }
+
+    /** @return whether slot {@code index} is published (acquire). Consumer. */
+    protected abstract boolean isPublished(long index);
+
+    /**
+     * Takes the message at the consumer index if it is published, frees its slot and advances the consumer
+     * index (release). Does not wake parked producers: call {@link #afterReceive(int)} once per batch.
+     * Consumer only.
+     *
+     * @return the message, or null if the slot is not published (empty, or a producer is mid-publish); a
+     *         placeholder from {@link #publishSkip} is freed and skipped, never returned
+     */
+    public abstract E poll();
+
+    // ------------------------------------------------------------------ consumer side
+
+    /**
+     * Ends a receive that took {@code n >= 1} messages: samples the high-water mark and wakes producers
+     * parked on a full mailbox. Once per batch. Consumer only.
+     */
+    public final void afterReceive(int n) {
+        if (n > lvHighWaterMark()) {
+            sampleOccupancy(n);
+        }
+        // StoreLoad: the consumerIndex store in poll() must be visible before we look for waiters; pairs with the
+        // waiter's count increment followed by its re-check of the room (RingWaiters). One wake per freed slot.
+        VarHandle.fullFence();
+        if (waiters.mayHaveRoomWaiters()) {
+            waiters.wakeRoom(n);
+        }
+        if (closing()) {
+            waiters.wakeIfTerminated(this); // the receive that drains a closed mailbox: see onTerminated
+        }
+    }
+
+    /**
+     * Announces the room freed by skipping a placeholder (see {@code MailboxRing.publishSkip}): a receive that frees only
+     * placeholders returns nothing, so {@link #afterReceive} is not called for it. Consumer only; rare.
+     */
+    protected final void afterSkip() {
+        VarHandle.fullFence(); // as in afterReceive: our consumerIndex store before the waiter check
+        if (waiters.mayHaveRoomWaiters()) {
+            waiters.wakeRoom(1);
+        }
+        if (closing()) {
+            waiters.wakeIfTerminated(this);
+        }
+    }
+
+    /** Receives without waiting; null if nothing is published now. Consumer only. */
+    public final E tryRecv() {
+        final E e = poll();
+        if (e != null) {
+            afterReceive(1);
+        }
+        return e;
+    }
+
+    /** Receives, parking while empty; null once closed normally and drained. Consumer only. */
+    public final E recv() throws InterruptedException {
+        return recv0(NO_DEADLINE);
+    }
+
+    /** Receives, parking at most {@code timeout}; null on timeout or end of stream. Consumer only. */
+    public final E recv(Duration timeout) throws InterruptedException {
+        return recv0(deadline(timeout));
+    }
+
+    private E recv0(long deadline) throws InterruptedException {
+        return RingReceive.recv(this, deadline);
+    }
+
+    /** Hands up to {@code max} messages present now to {@code sink}. Consumer only. */
+    public final int tryRecvMany(Consumer<? super E> sink, int max) {
+        Objects.requireNonNull(sink, "sink");
+        checkMax(max);
+        return RingReceive.drain(this, sink, max);
+    }
+
+    /** Parks until a message is present, then as {@link #tryRecvMany}; 0 at end of stream. Consumer only. */
+    public final int recvMany(Consumer<? super E> sink, int max) throws InterruptedException {
+        Objects.requireNonNull(sink, "sink");
+        checkMax(max);
+        return RingReceive.recvMany(this, sink, max);
+    }
+
+    /**
+     * Marks the current thread as the consumer for the duration of a batch, so that a blocking send made from
+     * inside the batch on a full mailbox fails instead of waiting forever, and a second thread entering a batch
+     * at the same time is reported (best effort). Consumer only.
+     *
+     * @throws IllegalStateException if another thread's batch is under way
+     *
+     * @return the previous mark, to give to {@link #exitConsumer}
+     */
+    public final Thread enterConsumer() {
+        return RingReceive.enterConsumer(this);
+    }
+
+    /** Restores the mark saved by {@link #enterConsumer()}. Consumer only. */
+    public final void exitConsumer(Thread previous) {
+        spConsumerThread(previous);
+    }
+
+    protected static void checkMax(int max) {
+        if (max < 0) {
+            throw new IllegalArgumentException("max: " + max + " (expected: >= 0)");
+        }
+    }
+
+    /** @return whether the mailbox is closed with nothing admitted past {@code cIndex}. Consumer only. */
+    final boolean endOfStreamAt(long cIndex) {
+        final long word = lvProducerIndex();
+        return (word >>> INDEX_SHIFT) == cIndex && (word & CLOSED) != 0;
+    }
+
+    /**
+     * Called by the consumer after {@link #poll()} found nothing.
+     *
+     * @return true if the mailbox is closed normally and drained
+     * @throws MailboxClosedException if it is closed exceptionally and drained
+     */
+    public final boolean endOfStream() {
+        return RingReceive.endOfStream(this);
+    }
+
+    /**
+     * Parks the consumer until the slot at the consumer index is published, the mailbox is closed and drained, or
+     * the deadline passes (see {@link RingWaiters}). Consumer only.
+     *
+     * @return false only if the deadline passed
+     */
+    protected final boolean awaitData(long deadline) throws InterruptedException {
+        return waiters.awaitData(this, deadline);
+    }
+
+    /** @return whether a close has been decided: the read-mostly close state, not the producer word */
+    final boolean closing() {
+        return lvCloseState() != null;
+    }
+
+    /**
+     * Backs off on the consumer's own thread, as {@code policy} says, until the slot at the consumer index is
+     * published, the mailbox is closing, {@code role} is cancelled, or the back-off is spent (see
+     * {@link RingWaiters}). For a drain running on a thread the user dedicated to consuming, before it registers
+     * with {@link #awaitData(Wakeable)}. Consumer only.
+     *
+     * @param role the subscription waiting, or null; its cancel ends the wait early
+     * @return true if a message (or the close) arrived: poll again; false if the back-off was spent or the
+     *         role cancelled
+     */
+    public final boolean idleUntilData(WaitPolicy policy, ConsumerRole role) {
+        return waiters.idleUntilData(this, policy, role);
+    }
+
+    /** Sets how {@code recv}/{@code recvMany} wait before parking; call before the mailbox is shared. */
+    public final void waitPolicy(WaitPolicy policy) {
+        waiters.consumerPolicy(policy);
+    }
+
+    /** @return how {@code recv}/{@code recvMany} wait before parking */
+    public final WaitPolicy waitPolicy() {
+        return waiters.consumerPolicy();
+    }
+
+    /**
+     * Registers {@code w} to be woken once when a message may be present or the mailbox closes: the
+     * non-blocking counterpart of a parking receive, for a drain loop that must not park. Consumer only.
+     *
+     * @return false if a message is present (or in flight) or the mailbox is closed already: drain again now.
+     *         <b>Note:</b> {@code w} may still be woken once after a false return (a producer took the
+     *         registration just before it was withdrawn), so a wake must tolerate finding nothing to do. A message
+     *         in flight (claimed, not yet published) is answered with false rather than a registration: its
+     *         producer may have looked for a waiter before our registration was visible.
+     */
+    public final boolean awaitData(Wakeable w) {
+        return waiters.awaitData(this, w);
+    }
+
+    /** Withdraws a registration made by {@link #awaitData(Wakeable)}, if it has not fired. */
+    public final void cancelAwaitData(Wakeable w) {
+        waiters.cancelAwaitData(w);
+    }
+
+    // ------------------------------------------------------------------ consumer role (adapters)
+
+    /** {@link #attachConsumer} result: the role is yours; poll now. */
+    public static final int ROLE_ACQUIRED = 0;
+    /** {@link #attachConsumer} result: accepted behind a cancelled holder; {@code wake()} hands you the role. */
+    public static final int ROLE_QUEUED = 1;
+    /** {@link #attachConsumer} result: a live holder has the role; refuse the subscriber. */
+    public static final int ROLE_REFUSED = 2;
+
+    /**
+     * Asks for the consumer role: one subscription at a time may poll, whichever face it uses. A holder that
+     * is cancelled but still finishing its last delivery does not refuse a newcomer: the newcomer is queued
+     * and handed the role by {@link #detachConsumer} when the holder's drain exits. Any thread.
+     *
+     * @return {@link #ROLE_ACQUIRED}, {@link #ROLE_QUEUED} or {@link #ROLE_REFUSED}
+     */
+    public final int attachConsumer(ConsumerRole role) {
+        return roles.attach(role);
+    }
+
+    /**
+     * Gives up the consumer role; call once the drain loop has exited for good (no poll can follow), on the
+     * thread that ran it. Hands the role to a queued successor and wakes it. Any thread.
+     */
+    public final void detachConsumer(ConsumerRole role) {
+        roles.detach(role);
+    }
+
+    /** @return the role holder now, or null */
+    public final ConsumerRole consumerRole() {
+        return roles.lvHolder();
+    }
+
+    /** @return whether closed and every admitted message has been received. Any thread. */
+    public final boolean isTerminated() {
+        final long word = lvProducerIndex();
+        return (word & CLOSED) != 0 && (word >>> INDEX_SHIFT) == lvConsumerIndex();
+    }
+
+    /** @return the cause of an exceptional close, or null */
+    public final Throwable closeCause() {
+        final Object state = lvCloseState();
+        return state instanceof Throwable ? (Throwable) state : null;
+    }
+
+    /**
+     * @return a {@link System#nanoTime()} deadline for {@code timeout}, or {@link #NO_DEADLINE} if it is too far
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
+    protected static long deadline(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout: " + timeout + " (expected: >= 0)");
+        }
+        final long nanos = java.util.concurrent.TimeUnit.NANOSECONDS.convert(timeout);
+        return nanos >= Long.MAX_VALUE / 2 ? NO_DEADLINE : System.nanoTime() + nanos;
+    }
+}
