@@ -22,8 +22,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.reactivestreams.Subscriber;
-import org.reactivestreams.Subscription;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -149,26 +147,8 @@ class SharedMailboxStallTest {
                 }, "stall-recv");
                 recvThread[0].start();
             }
-            case PUBLISHER_EXECUTOR -> new MailboxPublisher<>(mailbox, 16, executor).subscribe(new Subscriber<Long>() {
-                @Override
-                public void onSubscribe(Subscription s) {
-                    s.request(Long.MAX_VALUE);
-                }
-
-                @Override
-                public void onNext(Long m) {
-                    checker.accept(m);
-                }
-
-                @Override
-                public void onError(Throwable t) {
-                    checker.violations.add("onError: " + t);
-                }
-
-                @Override
-                public void onComplete() {
-                }
-            });
+            case PUBLISHER_EXECUTOR -> Flux.from(new MailboxPublisher<>(mailbox, 16, executor)) // unbounded demand
+                    .subscribe(checker::accept, e -> checker.violations.add("onError: " + e));
             case FUSED_PUBLISH_ON -> MailboxFlux.from(mailbox).publishOn(Schedulers.single(), 4)
                     .subscribe(checker::accept, e -> checker.violations.add("onError: " + e));
             default -> throw new AssertionError(face);
