@@ -1,5 +1,9 @@
 package dev.mighty.mailbox.rs;
 
+import static dev.mighty.mailbox.internal.RefArray.laRefElement;
+import static dev.mighty.mailbox.internal.RefArray.soRefElement;
+import static dev.mighty.mailbox.internal.RefArray.spRefElement;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -64,9 +68,9 @@ import org.reactivestreams.Subscription;
  * registers a wake-up with the mailbox and returns.
  *
  * <h2>Visibility</h2>
- * What the upstream wrote before {@code onNext(m)} happens-before the consumer's receipt of {@code m} (the buffer
- * slot is published with a release store of {@code overflowTail}, paired with the loop's acquire load; the
- * mailbox's publication does the rest); {@code onComplete} happens-before the consumer sees end of stream.
+ * What the upstream wrote before {@code onNext(m)} happens-before the consumer's receipt of {@code m} (a buffered
+ * message is stored into its slot with a release store, paired with the loop's acquire load; the mailbox's
+ * publication does the rest); {@code onComplete} happens-before the consumer sees end of stream.
  * Messages of one upstream are admitted in the order of its {@code onNext}s: the fast path is taken only when the
  * buffer is seen empty, and the loop empties it only after the last buffered message was admitted.
  *
@@ -119,7 +123,7 @@ public final class MailboxSubscriber<T> implements Subscriber<T> {
     /** Admitted by onNext's fast path. Written by the signal side (release), read by the loop (acquire). */
     private volatile long admittedDirect;
     private static final VarHandle ADMITTED_DIRECT;
-    /** Buffer slots filled. Written by the signal side (release), read by the loop (acquire). */
+    /** Buffer slots claimed. Advanced by the signal side (CAS, then the slot's release store), read by the loop. */
     private volatile long overflowTail;
     private static final VarHandle OVERFLOW_TAIL;
     /** Buffer slots admitted and cleared. Written by the loop (release), read by the signal side (acquire). */
@@ -271,9 +275,34 @@ public final class MailboxSubscriber<T> implements Subscriber<T> {
             quit(null);                   // the loop drops and counts what is buffered
             return;
         }
-        overflow[(int) tail & overflowMask] = t;
-        OVERFLOW_TAIL.setRelease(this, tail + 1L); // pairs with getAcquire in flush()
-        drain();
+        if (!offerOverflow(t)) {
+            quit(new IllegalStateException("§1.1 or §1.3 violated: more onNext than requested, or onNext from several "
+                    + "threads at once, and the mailbox is full: name=" + ring.name() + ", capacity=" + ring.capacity()
+                    + ", requested=" + requestedSeen));
+            return;
+        }
+        drain(); // also brings the loop back to a slot it found claimed but not yet stored
+    }
+
+    /**
+     * Buffers {@code t}: claims a slot by CAS on the tail, then stores the message into it (release). With a
+     * serial upstream (§1.3) the CAS never fails and demand bounds the buffer, so it never fills; the CAS and the
+     * bound keep an upstream that breaks §1.3 from overwriting a message or the loop from sending one twice.
+     *
+     * @return false if the buffer is full (only an upstream that broke §1.1 or §1.3 fills it)
+     */
+    private boolean offerOverflow(T t) {
+        final Object[] overflow = this.overflow;
+        for (;;) {
+            final long tail = (long) OVERFLOW_TAIL.getVolatile(this);
+            if (tail - (long) OVERFLOW_HEAD.getAcquire(this) >= overflow.length) {
+                return false;
+            }
+            if (OVERFLOW_TAIL.compareAndSet(this, tail, tail + 1L)) {
+                soRefElement(overflow, (int) tail & overflowMask, t); // pairs with laRefElement in flush()
+                return true;
+            }
+        }
     }
 
     private void onNextBeyondDemand(T t) {
@@ -396,7 +425,12 @@ public final class MailboxSubscriber<T> implements Subscriber<T> {
         while (head != tail) {
             final int offset = (int) head & overflowMask;
             @SuppressWarnings("unchecked")
-            final T message = (T) overflow[offset];
+            final T message = (T) laRefElement(overflow, offset); // pairs with soRefElement in offerOverflow()
+            if (message == null) {
+                // Claimed by onNext and not stored yet: its drain() brings us back once it is.
+                OVERFLOW_HEAD.setRelease(this, head);
+                return false;
+            }
             final long claimed;
             try {
                 claimed = ring.trySendQuiet(message);
@@ -421,7 +455,7 @@ public final class MailboxSubscriber<T> implements Subscriber<T> {
                 roomPending = false; // room appeared meanwhile: withdrawn (or fired, which also clears it); retry
                 continue;
             }
-            overflow[offset] = null;
+            spRefElement(overflow, offset, null); // published to the signal side by the release of overflowHead
             head++;
             admittedBuffered++;
         }
