@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class MailboxThroughputSmokeTest {
     /** The reference page's line: {@code name  median=  0.221 ms  p95=  0.229 ms  p99=  0.234 ms  (1k msgs/iter)}. */
-    static final Pattern LINE = Pattern.compile("^([a-z_]+) +median= *(\\d+\\.\\d{3}) ms  p95= *(\\d+\\.\\d{3}) ms"
+    static final Pattern LINE = Pattern.compile("^([a-z0-9_]+) +median= *(\\d+\\.\\d{3}) ms  p95= *(\\d+\\.\\d{3}) ms"
             + "  p99= *(\\d+\\.\\d{3}) ms  \\((\\d+k?) msgs/iter\\)$");
 
     record Run(int exitCode, String out, String err) {
