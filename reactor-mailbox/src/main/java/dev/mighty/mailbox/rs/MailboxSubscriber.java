@@ -216,11 +216,6 @@ public final class MailboxSubscriber<T> implements Subscriber<T> {
         return new MailboxSubscriber<>(mailbox, prefetch, false);
     }
 
-    /** @return whether the upstream's {@code onComplete} closes the mailbox (false for {@link #sharing}) */
-    public boolean closesOnComplete() {
-        return closeOnComplete;
-    }
-
     @Override
     public void onSubscribe(Subscription s) {
         Objects.requireNonNull(s, "s"); // §2.13
