@@ -25,7 +25,8 @@ package dev.mighty.mailbox;
  * @param producerParks    times since creation a producer parked on a full mailbox (or a {@code MailboxSubscriber}
  *                         registered to wait for room): with {@code consumerParks}, why a run was slow
  * @param consumerParks    times since creation the consumer parked on an empty mailbox (or a publisher's drain
- *                         registered to be woken for data)
+ *                         registered to be woken for data; a drain without an executor keeps its registration
+ *                         while it has demand, so it counts once per such stretch, not once per message)
  */
 public record MailboxStats(
         String name,

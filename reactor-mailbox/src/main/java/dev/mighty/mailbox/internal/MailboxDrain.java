@@ -89,6 +89,12 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
     /** {@code this::drainLoop}, allocated once; null without an executor. */
     private final Runnable drainTask;
     /**
+     * Trampolined (no executor): the batch drain's data registration, which stays while there is demand (see
+     * {@link RingWaiters.StandingWaiter}); null with an executor, whose wake-up is a task submit and must stay one
+     * per idle period.
+     */
+    private final RingWaiters.StandingWaiter standing;
+    /**
      * How a pass that drained the mailbox empty waits before it registers for a wake-up and returns. Parks at
      * once unless the loop runs on a thread the user dedicated to consuming (see {@link WaitPolicy}).
      */
@@ -144,6 +150,7 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
         this.downstream = Objects.requireNonNull(downstream, "downstream");
         this.executor = executor;
         this.drainTask = executor == null ? null : this::drainLoop;
+        this.standing = executor == null ? new RingWaiters.StandingWaiter(this) : null;
         this.waitPolicy = Objects.requireNonNull(waitPolicy, "waitPolicy");
         WIP.set(this, 1); // the starter owns the loop; published with this object by attachConsumer's CAS
     }
@@ -184,10 +191,18 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
      * can follow. Override only to defer the detach until a polling thread outside the loop has stopped.
      */
     protected void releaseRole() {
-        ring.cancelAwaitData(this);
+        withdrawDataWakeups();
         if (roleHeld || ring.consumerRole() == this) {
             roleHeld = false;
             ring.detachConsumer(this);
+        }
+    }
+
+    /** Withdraws this drain's data registrations (the one-shot one and the standing one), if in place. */
+    protected final void withdrawDataWakeups() {
+        ring.cancelAwaitData(this);
+        if (standing != null) {
+            ring.cancelAwaitData(standing);
         }
     }
 
@@ -360,6 +375,10 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
                 // Without demand nothing is taken. End the stream if the mailbox is closed and drained; if it
                 // is empty, ask for one wake-up (the next send or the close); if messages wait, the next
                 // request() schedules us. No wake-up is registered while messages wait: it would fire at once.
+                // A standing registration is withdrawn first: without demand, sends must not run the drain.
+                if (standing != null) {
+                    ring.cancelAwaitData(standing);
+                }
                 if (!checkEndOfStream() && ring.size() == 0 && !ring.awaitData(this)) {
                     checkEndOfStream(); // a send or a close raced the registration; a send needs demand
                 }
@@ -399,7 +418,7 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
             if (!waitPolicy.parksAtOnce() && ring.idleUntilData(waitPolicy, this)) {
                 continue; // a message (or the close) arrived during the back-off: no wake-up needed
             }
-            if (isCancelled() || ring.awaitData(this)) {
+            if (isCancelled() || (standing != null ? ring.awaitDataStanding(standing) : ring.awaitData(this))) {
                 return;
             }
             // awaitData refused: a message arrived since poll(), a producer is between its claim and its

@@ -196,6 +196,19 @@ abstract class RingReceiver<E> extends RingL5Pad {
         return waiters.idleUntilData(this, policy, role);
     }
 
+    /**
+     * Spins on the consumer's thread for at most about {@code maxNanos} until the slot at the consumer index is
+     * published, the mailbox is closing or {@code role} is cancelled (see {@link RingWaiters#linger}). For a fused
+     * poller on a borrowed thread that has earned a linger; it must register with {@link #awaitData(Wakeable)}
+     * afterwards if {@code poll()} still finds nothing. Consumer only.
+     *
+     * @param role the subscription waiting, or null; its cancel ends the wait early
+     * @return the nanoseconds spent
+     */
+    public final long linger(long maxNanos, ConsumerRole role) {
+        return waiters.linger(this, maxNanos, role);
+    }
+
     /** Sets how {@code recv}/{@code recvMany} wait before parking; call before the mailbox is shared. */
     public final void waitPolicy(WaitPolicy policy) {
         waiters.consumerPolicy(policy);
@@ -222,6 +235,21 @@ abstract class RingReceiver<E> extends RingL5Pad {
 
     /** Withdraws a registration made by {@link #awaitData(Wakeable)}, if it has not fired. */
     public final void cancelAwaitData(Wakeable w) {
+        waiters.cancelAwaitData(w);
+    }
+
+    /**
+     * Registers {@code w} for data until it is withdrawn: every later publish wakes its owner (see
+     * {@link RingWaiters.StandingWaiter}); a renewal while it is still in place costs a plain read. Consumer only.
+     *
+     * @return false if a message is present (or in flight) or the mailbox is closed: drain again now
+     */
+    final boolean awaitDataStanding(RingWaiters.StandingWaiter w) {
+        return waiters.awaitDataStanding(this, w);
+    }
+
+    /** Withdraws a registration made by {@link #awaitDataStanding}, if it is in place. */
+    final void cancelAwaitData(RingWaiters.StandingWaiter w) {
         waiters.cancelAwaitData(w);
     }
 

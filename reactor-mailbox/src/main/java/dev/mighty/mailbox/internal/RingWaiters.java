@@ -198,6 +198,8 @@ public final class RingWaiters extends WaitersL1Pad {
      * round trip per message.
      */
     public static final WaitPolicy SEND_POLICY = WaitPolicy.backoff(64, 64);
+    /** Steps of {@link #linger} between two looks at the close state and the cancel flag. */
+    static final int LINGER_CHECK_STEPS = 16;
 
     /** A node's state: queued, not yet woken. */
     static final int WAITING = 0;
@@ -260,8 +262,12 @@ public final class RingWaiters extends WaitersL1Pad {
     void signalConsumer() {
         // NOTE: a read of a line that changes only when the consumer parks: cheap while it is busy.
         final Object waiter = lvConsumerWaiter();
-        if (waiter != null && casConsumerWaiter(waiter, null)) {
-            WaiterNode.wake(waiter);
+        if (waiter != null) {
+            if (waiter instanceof StandingWaiter) {
+                ((StandingWaiter) waiter).owner.wake(); // stays registered: see awaitDataStanding
+            } else if (casConsumerWaiter(waiter, null)) {
+                WaiterNode.wake(waiter);
+            }
         }
     }
 
@@ -346,6 +352,34 @@ public final class RingWaiters extends WaitersL1Pad {
     }
 
     /**
+     * A consumer's bounded linger on a thread it borrows (a scheduler's worker): polls the slot at the consumer index
+     * until it is published, the mailbox is closing, {@code role} is cancelled, or {@code maxNanos} have passed. Reads
+     * the slot and the clock each step and, every {@link #LINGER_CHECK_STEPS} steps, the read-mostly close state and
+     * the cancel flag; never the producer word. The caller decides whether a linger is worth it and how long it may
+     * be (a budget earned by the messages it delivered: see {@code MailboxFluxSubscription}); this method keeps to
+     * the bound.
+     *
+     * <p>No {@link Thread#onSpinWait()} and no {@link Thread#yield()}: BlockHound reports both as blocking calls on
+     * Reactor's non-blocking threads, where this runs. The clock read between two looks at the slot (a vDSO call,
+     * ~20 ns) paces the loop instead.
+     *
+     * @return the nanoseconds spent (at most {@code maxNanos} and one step more)
+     */
+    <E> long linger(RingReceiver<E> ring, long maxNanos, ConsumerRole role) {
+        final long cIndex = ring.lpConsumerIndex();
+        final long start = System.nanoTime();
+        for (int step = 1; ; step++) {
+            final long spent = System.nanoTime() - start;
+            if (ring.isPublished(cIndex) || spent >= maxNanos) {
+                return spent;
+            }
+            if ((step & (LINGER_CHECK_STEPS - 1)) == 0 && (ring.closing() || (role != null && role.isCancelled()))) {
+                return spent;
+            }
+        }
+    }
+
+    /**
      * Registers {@code w} to be woken once when a message may be present or the mailbox closes.
      *
      * @return false if a message is present (or in flight) or the mailbox is closed already: drain again now
@@ -364,9 +398,49 @@ public final class RingWaiters extends WaitersL1Pad {
         return true;
     }
 
+    /**
+     * A data registration that stays until it is withdrawn ({@link #cancelAwaitData}) or a close takes it: every
+     * publish wakes its owner, none clears it. For a trampolined drain ({@code MailboxDrain} without an executor),
+     * whose {@code wake()} is a counter increment that runs the drain inline when it is idle: re-registering after
+     * every pass would cost it two fenced writes per message (the producer's CAS that takes the registration and the
+     * drain's volatile store that renews it), where a standing one costs nothing once made. Allocated once per drain.
+     */
+    static final class StandingWaiter {
+        final Wakeable owner;
+
+        StandingWaiter(Wakeable owner) {
+            this.owner = Objects.requireNonNull(owner, "owner");
+        }
+    }
+
+    /**
+     * As {@link #awaitData(RingReceiver, Wakeable)} with a registration that stays ({@link StandingWaiter}).
+     * Renewing one that is still in place costs a plain read and returns true: since its store, which was followed
+     * by a re-check of the producer word, it has stayed in {@code consumerWaiter} (only its owner stores it; a close or
+     * a withdrawal that cleared it makes the comparison fail), so every claim the re-check did not see was made after
+     * the store and is followed, in its producer, by a read of {@code consumerWaiter} that finds it and wakes the owner.
+     *
+     * @return false if a message is present (or in flight) or the mailbox is closed: drain again now
+     */
+    <E> boolean awaitDataStanding(RingReceiver<E> ring, StandingWaiter w) {
+        if (lvConsumerWaiter() == w) {
+            return true; // still in place: see above
+        }
+        svConsumerWaiter(w); // pairs with signalConsumer(), as in awaitData(ring, long)
+        final long word = ring.lvProducerIndex();
+        if (MailboxRing.indexOf(word) != ring.lvConsumerIndex() || MailboxRing.isClosed(word)) {
+            casConsumerWaiter(w, null);
+            return false;
+        }
+        ring.countConsumerPark();
+        return true;
+    }
+
     /** Withdraws a registration made by {@link #awaitData(MailboxRing, Wakeable)}, if it has not fired. */
-    void cancelAwaitData(Wakeable w) {
-        casConsumerWaiter(w, null);
+    void cancelAwaitData(Object w) {
+        if (lvConsumerWaiter() == w) {
+            casConsumerWaiter(w, null);
+        }
     }
 
     // ------------------------------------------------------------------ producers wait for room

@@ -22,6 +22,8 @@ final class WaiterNode {
     static void wake(Object waiter) {
         if (waiter instanceof Thread) {
             LockSupport.unpark((Thread) waiter);
+        } else if (waiter instanceof RingWaiters.StandingWaiter) {
+            ((RingWaiters.StandingWaiter) waiter).owner.wake();
         } else {
             ((Wakeable) waiter).wake();
         }

@@ -97,6 +97,7 @@ import reactor.core.publisher.Mono;
 public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable {
     private final MailboxRing<T> ring;
     private final int batchSize;
+    /** How the fused poller waits on an empty mailbox; null: the default, a linger it earns (see MailboxFluxSubscription). */
     private final WaitPolicy waitPolicy;
 
     private MailboxFlux(Mailbox<T> mailbox, int batchSize, WaitPolicy waitPolicy) {
@@ -105,7 +106,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
             throw new IllegalArgumentException("batchSize: " + batchSize + " (expected: >= 1)");
         }
         this.batchSize = batchSize;
-        this.waitPolicy = Objects.requireNonNull(waitPolicy, "waitPolicy");
+        this.waitPolicy = waitPolicy;
     }
 
     /**
@@ -133,7 +134,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
      * @throws IllegalArgumentException if {@code batchSize < 1}
      */
     public static <T> Flux<T> from(Mailbox<T> mailbox, int batchSize) {
-        return onAssembly(new MailboxFlux<>(mailbox, batchSize, WaitPolicy.park()));
+        return onAssembly(new MailboxFlux<>(mailbox, batchSize, null));
     }
 
     /**
@@ -153,7 +154,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
      * @throws IllegalArgumentException if {@code batchSize < 1}
      */
     public static <T> Flux<T> from(Mailbox<T> mailbox, int batchSize, WaitPolicy waitPolicy) {
-        return onAssembly(new MailboxFlux<>(mailbox, batchSize, waitPolicy));
+        return onAssembly(new MailboxFlux<>(mailbox, batchSize, Objects.requireNonNull(waitPolicy, "waitPolicy")));
     }
 
     /**

@@ -59,6 +59,29 @@ import reactor.util.context.Context;
  * No padding: in the steady state of a fused pipeline only the polling thread writes this object (the lock
  * word, the counters); the loop's fields change only on a wake-up, a request or a cancel.
  *
+ * <h2>Waiting for data: the linger</h2>
+ * A {@code poll()} that finds the mailbox empty registers for the next send and returns null; that send then pays a
+ * wake-up (the drain pass on the producer's thread, an executor submit, an {@code unpark}, a context switch), and
+ * under a steady stream the poller catches up and registers again every few dozen messages: the bimodal mode of a
+ * fused flux on a real scheduler. So by default ({@code MailboxFlux.from(mailbox)} and
+ * {@code from(mailbox, batchSize)}: no policy given) an empty poll first <b>lingers</b>: it watches the slot it
+ * waits for ({@link MailboxRing#linger}) for as long as the budget its deliveries earned allows, and takes the
+ * message if one comes. The budget:
+ * <ul>
+ *     <li>each message polled earns {@link #LINGER_NANOS_PER_MESSAGE}, banked up to {@link #LINGER_MAX_NANOS};</li>
+ *     <li>a linger is taken only with at least {@link #LINGER_MIN_NANOS} banked (a producer that sent a handful of
+ *     messages since the last wait is not "demonstrably active"), and spends what it waited.</li>
+ * </ul>
+ * <b>The bound on the borrowed thread</b>: over any stretch of a subscription, its lingers spin at most
+ * {@code LINGER_NANOS_PER_MESSAGE} per message it delivered plus {@code LINGER_MAX_NANOS} (the bank), plus one clock
+ * step per linger. An idle flux spins at most once, then holds no thread; a trickle slower than one message per
+ * {@code LINGER_NANOS_PER_MESSAGE} drains the bank and falls back to one wake-up per message, as without the
+ * linger; a linger that ends empty costs at most {@code LINGER_MAX_NANOS}, less than the wake-up it precedes.
+ * The linger reads the slot and the clock, never {@code Thread.onSpinWait()} or {@code Thread.yield()} (BlockHound
+ * flags those on Reactor's non-blocking threads), and ends early on a cancel or a close. An explicit
+ * {@link WaitPolicy} ({@code from(mailbox, batchSize, policy)}) replaces it: {@link WaitPolicy#park()} then means
+ * register at once.
+ *
  * <h2>Relaxations</h2>
  * <b>Note:</b> in fused mode, producers parked on a full mailbox are woken ({@link MailboxRing#afterReceive})
  * once per {@code min(batchSize, capacity)} polls, and at once when a poll finds the mailbox empty, when
@@ -146,13 +169,33 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
 
     /** How the fused poller backs off on an empty mailbox before it registers: {@code park()} unless opted in. */
     private final WaitPolicy pollWaitPolicy;
+    /** The default (no policy given): a poll that finds the mailbox empty may linger, on the budget it earned. */
+    private final boolean lingers;
+
+    // The linger (see "Waiting for data"): lock-holder state, like pending and polled.
+    /** Nanoseconds of lingering earned and not yet spent, at most {@link #LINGER_MAX_NANOS}. */
+    private long lingerBudget;
+    /** {@code polled} when the budget was last credited. */
+    private long lingerMark;
+
+    /**
+     * The most lingering banked, so the longest single linger: a few microseconds, below the cost of the wake-up an
+     * empty linger precedes (a submit, an {@code unpark} and a context switch: 5-50 us on the machines of
+     * docs/benchmarks.md) and far above the gap between two sends of a busy producer (tens of nanoseconds).
+     */
+    static final long LINGER_MAX_NANOS = Long.getLong("mailbox.linger.max", 4_000L);
+    /** Lingering earned per message polled: about what the poll and its delivery cost the thread. */
+    static final long LINGER_NANOS_PER_MESSAGE = Long.getLong("mailbox.linger.perMessage", 64L);
+    /** The least banked budget worth a linger. */
+    static final long LINGER_MIN_NANOS = Long.getLong("mailbox.linger.min", 500L);
     /** The downstream's context, for Reactor's hooks on an error that can be signalled to nobody. */
     private final Context context;
 
     MailboxFluxSubscription(MailboxRing<T> ring, Subscriber<? super T> downstream, int batchSize,
             WaitPolicy pollWaitPolicy) {
         super(ring, downstream, null); // the unfused batches run on signalling threads: they never spin
-        this.pollWaitPolicy = pollWaitPolicy;
+        this.lingers = pollWaitPolicy == null;
+        this.pollWaitPolicy = lingers ? WaitPolicy.park() : pollWaitPolicy;
         this.batchSize = batchSize;
         this.flushLimit = Math.min(batchSize, ring.capacity());
         this.actual = downstream;
@@ -284,7 +327,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     /** With exclusive consumer access: wake parked producers, withdraw our wake-up, hand the mailbox on. */
     private void detach() {
         flush();
-        ring.cancelAwaitData(this);
+        withdrawDataWakeups();
         if (ring.consumerRole() == this) {
             ring.detachConsumer(this); // may run the successor's first pass here
         }
@@ -371,7 +414,12 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     private T pollEmpty() {
         flush();
         final MailboxRing<T> ring = this.ring;
-        if (!pollWaitPolicy.parksAtOnce() && ring.idleUntilData(pollWaitPolicy, this)) {
+        if (lingers) {
+            final T message = linger(ring);
+            if (message != null) {
+                return message;
+            }
+        } else if (!pollWaitPolicy.parksAtOnce() && ring.idleUntilData(pollWaitPolicy, this)) {
             final T message = ring.poll(); // arrived during the back-off (the user dedicated this poller's thread)
             if (message != null) {
                 taken();
@@ -394,6 +442,29 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
             // a producer between its claim and its publish: it publishes without waiting for anyone
             backOff(spins);
         }
+    }
+
+    /**
+     * The default's wait on an empty mailbox: spends the budget the delivered messages earned
+     * ({@link #LINGER_NANOS_PER_MESSAGE} each, at most {@link #LINGER_MAX_NANOS} banked) spinning for the next one,
+     * if at least {@link #LINGER_MIN_NANOS} is banked.
+     *
+     * @return the message that arrived, taken; or null: register
+     */
+    private T linger(MailboxRing<T> ring) {
+        final long earned = Math.min(polled - lingerMark, LINGER_MAX_NANOS / LINGER_NANOS_PER_MESSAGE + 1L);
+        lingerMark = polled;
+        long budget = Math.min(LINGER_MAX_NANOS, lingerBudget + earned * LINGER_NANOS_PER_MESSAGE);
+        T message = null;
+        if (budget >= LINGER_MIN_NANOS) {
+            budget -= ring.linger(budget, this);
+            message = ring.poll();
+        }
+        lingerBudget = Math.max(0L, budget);
+        if (message != null) {
+            taken();
+        }
+        return message;
     }
 
     /**
