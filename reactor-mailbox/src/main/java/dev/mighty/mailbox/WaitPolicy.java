@@ -22,9 +22,11 @@ package dev.mighty.mailbox;
  *     {@code publishOn} worker) waits before it reports "empty". Give a policy other than {@link #park()} only
  *     when that worker serves this flux alone (e.g. {@code Schedulers.newSingle}).</li>
  * </ul>
- * Threads the library does not own never spin while the mailbox is empty: a {@code MailboxPublisher} without
- * an executor (its drain runs on a producer's or requester's thread) and {@code MailboxFlux.from(mailbox)} on
- * Reactor's shared schedulers always use {@link #park()}. The subscriber side ({@code MailboxSubscriber}) never
+ * Threads the library does not own are not given a back-off: a {@code MailboxPublisher} without an executor (its
+ * drain runs on a producer's or requester's thread) always uses {@link #park()}. {@code MailboxFlux.from(mailbox)}
+ * without a policy lingers instead, on a budget bounded by the messages it delivered (at most 64 ns of lingering
+ * per message, 4 us banked; {@code docs/usage.md}, "Choosing a wait policy"); {@link #park()} given explicitly
+ * turns that off. The subscriber side ({@code MailboxSubscriber}) never
  * waits on a thread at all.
  *
  * <h2>Cost and latency</h2>

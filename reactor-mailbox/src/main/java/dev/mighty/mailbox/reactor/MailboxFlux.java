@@ -123,7 +123,10 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
     }
 
     /**
-     * Receives from {@code mailbox}.
+     * Receives from {@code mailbox}. Fused, a poll that finds the mailbox empty lingers briefly before it
+     * registers for the next send, on a budget its deliveries earned (at most 64 ns per message delivered and
+     * 4 us banked; never {@code onSpinWait} or {@code yield}), so a busy producer is not charged a wake-up each
+     * time the poller catches up.
      *
      * @param <T> the message type
      * @param mailbox the mailbox to receive from; one subscriber at a time
@@ -139,8 +142,10 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
 
     /**
      * Receives from {@code mailbox}; when fused, the thread that polls (the {@code publishOn} worker) waits as
-     * {@code waitPolicy} says before it reports the mailbox empty and registers for the next send. Give a
-     * policy other than {@link WaitPolicy#park()} (the default of the other factories) only when that worker
+     * {@code waitPolicy} says before it reports the mailbox empty and registers for the next send, instead of the
+     * other factories' default (a linger bounded by the messages delivered: at most 64 ns per message, 4 us
+     * banked; {@link WaitPolicy#park()} here turns it off and registers at once). Give a
+     * policy other than {@link WaitPolicy#park()} only when that worker
      * serves this flux alone, e.g. {@code publishOn(Schedulers.newSingle("consumer"))}: on a shared scheduler
      * the back-off would hold a worker other tasks need. Unfused, the policy is not used (the batches run on
      * signalling threads, which never spin).
