@@ -12,9 +12,11 @@ import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.Signal;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.II_Result;
+import org.openjdk.jcstress.infra.results.III_Result;
 
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.internal.MailboxRing;
+import dev.mighty.mailbox.internal.RingWaiters;
 
 /**
  * The consumer waiting for data vs a producer publishing (or a close): no lost wake-up. The blocking forms run in
@@ -157,6 +159,86 @@ public final class ConsumerParkStress {
         @Arbiter
         public void arbiter(II_Result r) {
             r.r2 = flag.get();
+        }
+    }
+
+    /**
+     * A standing registration ({@code awaitDataStanding}, what a trampolined drain keeps) made on an empty mailbox
+     * vs {@code trySend}; r1 = registered, r2 = wakes. As {@link AwaitDataVsSend}: the first store is the same Dekker
+     * pair.
+     */
+    @JCStressTest
+    @Outcome(id = "1, 1", expect = ACCEPTABLE,
+            desc = "registered and saw no claim → the producer published, found the standing registration → woke it")
+    @Outcome(id = "0, 0", expect = ACCEPTABLE,
+            desc = "producer claimed first → the re-read saw it → false, withdrawn before the producer looked")
+    @Outcome(id = "0, 1", expect = ACCEPTABLE_INTERESTING,
+            desc = "the producer woke the registration just before it was withdrawn: false and one spurious wake")
+    @Outcome(id = "1, 0", expect = FORBIDDEN,
+            desc = "lost wake-up: registered → producer published without seeing the registration")
+    @Outcome(expect = FORBIDDEN, desc = "woken more than once")
+    @State
+    public static class StandingVsSend {
+        final Mailbox<Integer> mailbox = Fixtures.filled(2, 0);
+        final MailboxRing<Integer> ring = Fixtures.ring(mailbox);
+        final Fixtures.Flag flag = new Fixtures.Flag();
+        final RingWaiters.StandingWaiter standing = new RingWaiters.StandingWaiter(flag);
+
+        @Actor
+        public void consumer(II_Result r) {
+            r.r1 = ring.awaitDataStanding(standing) ? 1 : 0;
+        }
+
+        @Actor
+        public void producer() {
+            mailbox.trySend(1);
+        }
+
+        @Arbiter
+        public void arbiter(II_Result r) {
+            r.r2 = flag.get();
+        }
+    }
+
+    /**
+     * The renewal of a standing registration that is still in place (a plain read, no re-check) vs {@code trySend}:
+     * the drain polls, finds nothing, renews; r1 = took the message, r2 = renewal said "registered", r3 = wakes.
+     */
+    @JCStressTest
+    @Outcome(id = "1, 1, 1", expect = ACCEPTABLE,
+            desc = "published before the poll: taken; the publish woke the owner too (a spurious pass for a drain)")
+    @Outcome(id = "0, 1, 1", expect = ACCEPTABLE,
+            desc = "published after the poll: the producer found the standing registration and woke the owner")
+    @Outcome(id = "0, 1, 0", expect = FORBIDDEN,
+            desc = "lost wake-up: the poll missed the message, the renewal said registered, nobody woke the owner")
+    @Outcome(expect = FORBIDDEN, desc = "anything else (a renewal in place must not fail; one wake per publish)")
+    @State
+    public static class StandingRenewalVsSend {
+        final Mailbox<Integer> mailbox = Fixtures.filled(2, 0);
+        final MailboxRing<Integer> ring = Fixtures.ring(mailbox);
+        final Fixtures.Flag flag = new Fixtures.Flag();
+        final RingWaiters.StandingWaiter standing = new RingWaiters.StandingWaiter(flag);
+
+        public StandingRenewalVsSend() {
+            if (!ring.awaitDataStanding(standing)) {
+                throw new IllegalStateException("an empty mailbox refused the registration");
+            }
+        }
+
+        @Actor
+        public void consumer(III_Result r) {
+            r.r1 = ring.poll() != null ? 1 : 0;
+            r.r2 = ring.awaitDataStanding(standing) ? 1 : 0;
+        }
+
+        @Actor
+        public void producer() {
+            mailbox.trySend(1);
+        }
+
+        @Arbiter
+        public void arbiter(III_Result r) {
+            r.r3 = flag.get();
         }
     }
 }

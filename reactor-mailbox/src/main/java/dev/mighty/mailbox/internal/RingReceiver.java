@@ -244,12 +244,12 @@ abstract class RingReceiver<E> extends RingL5Pad {
      *
      * @return false if a message is present (or in flight) or the mailbox is closed: drain again now
      */
-    final boolean awaitDataStanding(RingWaiters.StandingWaiter w) {
+    public final boolean awaitDataStanding(RingWaiters.StandingWaiter w) {
         return waiters.awaitDataStanding(this, w);
     }
 
     /** Withdraws a registration made by {@link #awaitDataStanding}, if it is in place. */
-    final void cancelAwaitData(RingWaiters.StandingWaiter w) {
+    public final void cancelAwaitData(RingWaiters.StandingWaiter w) {
         waiters.cancelAwaitData(w);
     }
 

@@ -405,10 +405,11 @@ public final class RingWaiters extends WaitersL1Pad {
      * every pass would cost it two fenced writes per message (the producer's CAS that takes the registration and the
      * drain's volatile store that renews it), where a standing one costs nothing once made. Allocated once per drain.
      */
-    static final class StandingWaiter {
+    public static final class StandingWaiter {
         final Wakeable owner;
 
-        StandingWaiter(Wakeable owner) {
+        /** @param owner what every publish wakes while this registration stands */
+        public StandingWaiter(Wakeable owner) {
             this.owner = Objects.requireNonNull(owner, "owner");
         }
     }
