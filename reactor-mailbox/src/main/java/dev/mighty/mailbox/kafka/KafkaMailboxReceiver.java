@@ -97,8 +97,11 @@ import reactor.core.scheduler.Scheduler;
  * <h2>Acknowledgements and commits (at-least-once)</h2>
  * Every record comes as a {@link ReceivedRecord}; {@link ReceivedRecord#acknowledge()} may be called from any
  * thread, in any order. The offset committed for a partition is that of its oldest delivered record not yet
- * acknowledged, or one past the last delivered record when all are acknowledged: nothing unacknowledged is ever
- * committed, and a restarted group resumes exactly there. Commits are made by the poll thread:
+ * acknowledged, or, when all are acknowledged, the consumer's position after the records it returned
+ * ({@code ConsumerRecords.nextOffsets()}: one past the last record, or past the transaction markers and aborted
+ * records that follow it, so the group's lag reaches 0 on transactional input): nothing unacknowledged is ever
+ * committed, and a restarted group resumes exactly there. A commit carries the leader epoch of the last record it
+ * covers (or the position's). Commits are made by the poll thread:
  * <ol>
  *   <li>every {@code commitInterval} (and at the next turn after a {@link ReceivedRecord#commitAsync()}), for all
  *       assigned partitions whose offset moved, with {@code commitAsync}: a failure is logged and the next turn
@@ -900,10 +903,22 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
         lastPoll = System.nanoTime();
         rethrowCallbackFailure();
+        final Map<TopicPartition, OffsetAndMetadata> next = records.nextOffsets();
+        final Set<TopicPartition> withRecords = records.partitions();
+        for (Map.Entry<TopicPartition, OffsetAndMetadata> e : next.entrySet()) {
+            if (!withRecords.contains(e.getKey())) {
+                // the position moved past offsets with no record for us (transaction markers, aborted records under
+                // read_committed): nothing of this partition is pending (a poll runs only when nothing is)
+                final PartitionAcks ledger = ledgers.get(e.getKey());
+                if (ledger != null) {
+                    ledger.advanceTo(e.getValue());
+                }
+            }
+        }
         if (records.isEmpty()) {
             return;
         }
-        for (TopicPartition partition : records.partitions()) {
+        for (TopicPartition partition : withRecords) {
             final List<ConsumerRecord<K, V>> run = records.records(partition);
             PartitionAcks ledger = ledgers.get(partition);
             if (ledger == null) {
@@ -921,7 +936,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 ledger.revoke();
                 ledger = newLedger(partition);
             }
-            pending.add(new PendingRun<>(ledger, run));
+            pending.add(new PendingRun<>(ledger, run, next.get(partition)));
         }
         drainPending();
     }
@@ -981,6 +996,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             if (!flushed) {
                 break;
             }
+            if (run.nextOffset != null) {
+                ledger.advanceTo(run.nextOffset); // every record up to the position is in the ledger now
+            }
             pending.poll();
         }
         if (!batch.isEmpty()) {
@@ -1024,7 +1042,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         for (PartitionAcks ledger : which) {
             final long offset = ledger.commitOffset();
             if (offset >= 0 && offset != ledger.committed) {
-                offsets.put(ledger.partition, new OffsetAndMetadata(offset));
+                // with the leader epoch of the last record covered: the group's next owner validates its position
+                // against the log with it (truncation after an unclean leader change is detected, not skipped)
+                offsets.put(ledger.partition, new OffsetAndMetadata(offset, ledger.commitEpoch(), ""));
             }
         }
         return offsets;
@@ -1317,11 +1337,14 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private static final class PendingRun<K, V> {
         final PartitionAcks ledger;
         final List<ConsumerRecord<K, V>> records;
+        /** The consumer's position after these records ({@code ConsumerRecords.nextOffsets()}), or null. */
+        final OffsetAndMetadata nextOffset;
         int next;
 
-        PendingRun(PartitionAcks ledger, List<ConsumerRecord<K, V>> records) {
+        PendingRun(PartitionAcks ledger, List<ConsumerRecord<K, V>> records, OffsetAndMetadata nextOffset) {
             this.ledger = ledger;
             this.records = records;
+            this.nextOffset = nextOffset;
         }
     }
 

@@ -166,6 +166,19 @@ final class EmbeddedKafka implements AutoCloseable {
         return ends;
     }
 
+    /** @return what {@code groupId} has committed, with the leader epochs (partitions without a commit are absent) */
+    Map<TopicPartition, OffsetAndMetadata> committedMetadata(String groupId) throws Exception {
+        final Map<TopicPartition, OffsetAndMetadata> answer = admin.listConsumerGroupOffsets(groupId)
+                .partitionsToOffsetAndMetadata().get(ADMIN_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        final Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
+        answer.forEach((tp, om) -> {
+            if (om != null) {
+                committed.put(tp, om);
+            }
+        });
+        return committed;
+    }
+
     /** @return the offsets {@code groupId} has committed (partitions without a commit are absent) */
     Map<TopicPartition, Long> committed(String groupId) throws Exception {
         final Map<TopicPartition, OffsetAndMetadata> answer = admin.listConsumerGroupOffsets(groupId)
