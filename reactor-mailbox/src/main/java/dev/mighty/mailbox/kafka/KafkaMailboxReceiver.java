@@ -412,6 +412,20 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         return ReactorReceive.autoAck(receive());
     }
 
+    /**
+     * As {@link #receive()}, committing each record before it is handed on (reactor-kafka's
+     * {@code receiveAtmostOnce}): a crash or a rebalance loses at most the records handed on and not yet processed,
+     * and none is processed twice. A record whose partition is revoked before its commit completes is not handed
+     * on (the partition's next owner gets it). One commit round trip per record, in order: each waits for the poll
+     * thread's next turn (up to {@link Builder#pollTimeout} on an idle topic) and for the broker's answer, so this
+     * is the slow face; batch work with {@link #receive()} and acknowledgements where throughput matters.
+     *
+     * @return a cold {@code Flux} of the records, each committed before its {@code onNext}
+     */
+    public Flux<ConsumerRecord<K, V>> receiveAtmostOnce() {
+        return ReactorReceive.atMostOnce(receive());
+    }
+
     /** @return null if this is the first receive() and the receiver is new, else the refusal */
     IllegalStateException claimReceive() {
         if (!receiveClaimed.compareAndSet(false, true)) {

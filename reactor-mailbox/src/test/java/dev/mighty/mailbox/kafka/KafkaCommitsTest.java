@@ -75,6 +75,34 @@ class KafkaCommitsTest {
     }
 
     @Test
+    void shouldCommitEachRecordBeforeHandingItOnWithReceiveAtmostOnce() throws Exception {
+        final String topic = "commit-atmost";
+        final String group = "commit-atmost-group";
+        final TopicPartition partition = new TopicPartition(topic, 0);
+        loadTopic(kafka, topic, 1, 5);
+        final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                .<String, String>builder(consumerConfig(kafka, group))
+                .topics(List.of(topic))
+                .commitInterval(Duration.ofHours(1)) // only the per-record commits
+                .pollTimeout(Duration.ofMillis(20))
+                .build();
+        final List<Long> committedAtDelivery = receiver.receiveAtmostOnce()
+                .take(5)
+                .map(record -> {
+                    try {
+                        // what the group has committed when the record reaches us: past it already
+                        return kafka.committed(group).getOrDefault(partition, -1L) - record.offset();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                })
+                .collectList()
+                .block(KafkaTestSupport.WAIT);
+        receiver.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertThat(committedAtDelivery).hasSize(5).allMatch(ahead -> ahead >= 1L);
+    }
+
+    @Test
     void shouldCommitPastTheTransactionMarkersOnReadCommittedInputSoTheLagReachesZero() throws Exception {
         final String topic = "commit-txn";
         final String group = "commit-txn-group";
