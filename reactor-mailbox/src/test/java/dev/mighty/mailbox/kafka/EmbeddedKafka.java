@@ -96,6 +96,9 @@ final class EmbeddedKafka implements AutoCloseable {
         props.put("share.coordinator.state.topic.replication.factor", "1");
         props.put("share.coordinator.state.topic.min.isr", "1");
         props.put("group.initial.rebalance.delay.ms", "0");
+        // the KIP-848 'consumer' protocol moves partitions at heartbeats: 500 ms instead of 5 s keeps its test short
+        props.put("group.consumer.heartbeat.interval.ms", "500");
+        props.put("group.consumer.min.heartbeat.interval.ms", "500");
         props.put("num.network.threads", "2");
         props.put("num.io.threads", "2");
 
