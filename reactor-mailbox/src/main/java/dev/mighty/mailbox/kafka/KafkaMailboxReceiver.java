@@ -20,6 +20,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -76,7 +77,9 @@ import reactor.core.scheduler.Scheduler;
  * polling), so a poll's records always fit and the thread never waits on a full mailbox. Without that room it
  * {@linkplain #paused() pauses} every assigned partition, waits for the consumer to free room, and keeps calling
  * {@code poll} (which returns nothing for paused partitions) every {@code pollTimeout} for group liveness; it
- * resumes the partitions once a poll's worth of room is back. So {@code max.poll.interval.ms} is never exceeded
+ * resumes the partitions once a poll's worth of room is back. The consumer's receives do not wake it per freed
+ * slot: the wake-up, run by the receiving thread, reserves the freed room on the poll thread's behalf and unparks
+ * it only once that covers a poll. So {@code max.poll.interval.ms} is never exceeded
  * because the consumer is slow.
  * <p>Unless the configuration sets {@code max.poll.records}, the receiver sets it to
  * {@code min(500, capacity)}. The records held by the receiver (in the mailbox, or polled and waiting for room)
@@ -94,8 +97,11 @@ import reactor.core.scheduler.Scheduler;
  * <h2>Acknowledgements and commits (at-least-once)</h2>
  * Every record comes as a {@link ReceivedRecord}; {@link ReceivedRecord#acknowledge()} may be called from any
  * thread, in any order. The offset committed for a partition is that of its oldest delivered record not yet
- * acknowledged, or one past the last delivered record when all are acknowledged: nothing unacknowledged is ever
- * committed, and a restarted group resumes exactly there. Commits are made by the poll thread:
+ * acknowledged, or, when all are acknowledged, the consumer's position after the records it returned
+ * ({@code ConsumerRecords.nextOffsets()}: one past the last record, or past the transaction markers and aborted
+ * records that follow it, so the group's lag reaches 0 on transactional input): nothing unacknowledged is ever
+ * committed, and a restarted group resumes exactly there. A commit carries the leader epoch of the last record it
+ * covers (or the position's). Commits are made by the poll thread:
  * <ol>
  *   <li>every {@code commitInterval} (and at the next turn after a {@link ReceivedRecord#commitAsync()}), for all
  *       assigned partitions whose offset moved, with {@code commitAsync}: a failure is logged and the next turn
@@ -150,7 +156,8 @@ import reactor.core.scheduler.Scheduler;
  * {@link ReceivedRecord#acknowledge()} is wait-free. {@link #close(Duration)} blocks, bounded by its timeout
  * (see there); {@link #closeAsync(Duration)} and {@link #receive()}'s cancel do not block. The poll
  * thread blocks only in {@code KafkaConsumer} calls, in a bounded wait for acknowledgements on revocation and
- * close, and parked while the mailbox has no room (woken by the consumer's receive).
+ * close, and parked while the mailbox has no room for a poll (woken by the consumer's receive that frees the
+ * last slot of a poll's worth).
  *
  * <h2>Visibility</h2>
  * What the poll thread did before sending a record happens-before the consumer's receipt of it (the mailbox's
@@ -177,6 +184,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     /** Kafka's own default of {@code max.poll.records}. */
     static final int KAFKA_MAX_POLL_RECORDS = 500;
     static final int COMMIT_ATTEMPTS = 3;
+    /** How many times a room wake-up reserves again after losing its re-registration to a race, at most. */
+    private static final int ROOM_ROUNDS = 4;
     /** The timeout of a liveness poll made while every partition is paused. */
     private static final Duration PAUSED_POLL = Duration.ofMillis(10);
     private static final long ACK_WAIT_STEP_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
@@ -232,8 +241,21 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private final AtomicInteger state = new AtomicInteger(NEW);
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final Thread pollThread;
-    /** Registered with the mailbox while the poll thread waits for room: unparks it. */
-    private final Wakeable roomWakeup;
+    /**
+     * Mailbox reservations a {@link RoomWait} took on the poll thread's behalf while it was parked (any thread
+     * adds; the poll thread takes them into {@link #permits}; the close returns what is left).
+     */
+    private final AtomicInteger banked = new AtomicInteger();
+    /**
+     * How many reservations, beyond its own {@link #permits}, the parked poll thread waits for: a poll's worth
+     * ({@code pollThreshold - permits}) or what is pending. Written by the poll thread before it parks, read by
+     * {@link RoomWait#wake()}.
+     */
+    private volatile int roomWanted;
+    /** Room wake-ups that unparked the poll thread (tests). */
+    private final AtomicLong roomWakeups = new AtomicLong();
+    /** Room wake-ups that found less than {@link #roomWanted} and kept the poll thread parked (tests). */
+    private final AtomicLong roomDeclined = new AtomicLong();
 
     /** Set by close before it moves the state to STOPPING; read by the poll thread. */
     private volatile long closeDeadline;
@@ -251,8 +273,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private volatile boolean halted;
     /** Written by the poll thread only. */
     private volatile boolean paused;
-    /** Set by the poll thread when it registers with {@code awaitRoom}, cleared by the wake-up (any thread). */
-    private volatile boolean roomWaiting;
+    /** The poll thread's registration for room, or null; written by the poll thread (see {@link RoomWait}). */
+    private volatile RoomWait roomWait;
 
     // ---- poll thread only
     private final Map<TopicPartition, PartitionAcks> ledgers = new HashMap<>();
@@ -314,11 +336,6 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         } else {
             this.pollThread = Objects.requireNonNull(builder.threadFactory.newThread(this::run), "threadFactory result");
         }
-        final Thread thread = this.pollThread;
-        this.roomWakeup = () -> {
-            roomWaiting = false;
-            LockSupport.unpark(thread);
-        };
     }
 
     /**
@@ -393,6 +410,20 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      */
     public Flux<ConsumerRecord<K, V>> receiveAutoAck() {
         return ReactorReceive.autoAck(receive());
+    }
+
+    /**
+     * As {@link #receive()}, committing each record before it is handed on (reactor-kafka's
+     * {@code receiveAtmostOnce}): a crash or a rebalance loses at most the records handed on and not yet processed,
+     * and none is processed twice. A record whose partition is revoked before its commit completes is not handed
+     * on (the partition's next owner gets it). One commit round trip per record, in order: each waits for the poll
+     * thread's next turn (up to {@link Builder#pollTimeout} on an idle topic) and for the broker's answer, so this
+     * is the slow face; batch work with {@link #receive()} and acknowledgements where throughput matters.
+     *
+     * @return a cold {@code Flux} of the records, each committed before its {@code onNext}
+     */
+    public Flux<ConsumerRecord<K, V>> receiveAtmostOnce() {
+        return ReactorReceive.atMostOnce(receive());
     }
 
     /** @return null if this is the first receive() and the receiver is new, else the refusal */
@@ -731,26 +762,141 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     }
 
     /**
-     * Registers for a wake-up when the consumer frees room, once per wake-up: a registration that is still pending
-     * (the poll thread woke for liveness, not for room) is not pushed again, so a stalled consumer does not grow
-     * the mailbox's waiter stack.
+     * Before the poll thread parks for room: publishes how much room it waits for ({@link #roomWanted}) and
+     * registers a {@link RoomWait}, unless one is live (the poll thread woke for liveness, not for room: the
+     * registration it made stays, so a stalled consumer does not grow the mailbox's waiter queue).
      *
-     * @return false if there is room now (do not park)
+     * @return false if the room is there already (banked by a wake-up, or free now): do not park
      */
     private boolean awaitingRoom() {
-        if (roomWaiting) {
+        final int wanted = wantedRoom();
+        roomWanted = wanted; // volatile store, then the load of banked: pairs with RoomWait.wake()'s add, then load
+        if (banked.get() >= wanted) {
+            return false;
+        }
+        final RoomWait current = roomWait;
+        if (current != null && current.live) {
             return true; // registered, not yet woken
         }
-        roomWaiting = true; // before the push: a wake-up that follows it clears the flag
-        return ring.awaitRoom(roomWakeup);
+        final RoomWait w = new RoomWait();
+        roomWait = w;
+        if (!ring.awaitRoom(w)) {
+            endRoomWait(); // room now: the next turn reserves it; a wake-up that took the registration is void
+            return false;
+        }
+        return true;
+    }
+
+    /** @return the reservations, beyond {@link #permits}, worth unparking the poll thread for. Poll thread. */
+    private int wantedRoom() {
+        if (pending.isEmpty()) {
+            return Math.max(1, pollThreshold - permits);
+        }
+        long left = 0L; // a poll overshot the room (max.poll.records > capacity): what is pending, up to a poll's worth
+        for (PendingRun<K, V> run : pending) {
+            left += run.records.size() - run.next;
+        }
+        return (int) Math.max(1L, Math.min(left, pollThreshold) - permits);
+    }
+
+    /** Poll thread: the registration (if any) is given up; a wake-up of it passes its slot on. */
+    private void endRoomWait() {
+        final RoomWait w = roomWait;
+        if (w != null) {
+            w.live = false;
+            roomWait = null;
+        }
+    }
+
+    /** Poll thread: takes the reservations a {@link RoomWait} banked. */
+    private void takeBanked() {
+        if (banked.get() != 0) {
+            permits += banked.getAndSet(0);
+        }
+    }
+
+    /** Any thread, once the mailbox is closed: returns what was banked and not taken. */
+    private void returnBanked() {
+        final int left = banked.getAndSet(0);
+        if (left > 0) {
+            ring.releaseReserved(left);
+        }
+    }
+
+    /**
+     * The poll thread's wait for room (B11: it is woken when a poll's worth is free, not per freed slot). Registered
+     * with the mailbox's room queue, it is woken by whoever frees room (the consumer's receive, on the consumer's
+     * thread) and then, on that thread: reserves the free room on the poll thread's behalf ({@link #banked}); if
+     * {@code banked} now covers {@link #roomWanted}, unparks the poll thread; else registers itself again and
+     * returns, leaving the poll thread parked. The mailbox's own waker thus pays a reservation and a queue node per
+     * wake-up while the receiver is paused, instead of an unpark (a system call) and a poll-thread turn per slot.
+     * (A batch receive of {@code k} records wakes the registration up to {@code k} times, one per freed slot: the
+     * first wake-up reserves the batch's room, the others find none and register again.)
+     * <p>No wake-up is lost: the re-registration is {@code awaitRoom}'s (its re-check after the queue's fence sees
+     * room freed after our reservation, and then we reserve again); {@code roomWanted} and {@code banked} form a
+     * Dekker pair with the poll thread (it stores {@code roomWanted} then loads {@code banked}; we add to
+     * {@code banked} then load {@code roomWanted}), so either we see what it wants or it sees what we banked and
+     * does not park. The loop is bounded: after {@link #ROOM_ROUNDS} rounds that lost the room to a race we unpark
+     * anyway (the old behaviour).
+     * <p>Threads: {@code wake()} runs on a waker's thread; two may overlap only when a re-registration raced a
+     * waker (both then bank atomically, and the first to unpark ends the wait: {@link #isWaiting()} turns false and
+     * the mailbox passes the other node's slot on). The poll thread ends a wait it no longer counts on
+     * ({@link #endRoomWait()}). Banked reservations are taken by the poll thread ({@link #takeBanked()}) and
+     * returned by whoever sees the mailbox closed after banking ({@link #returnBanked()}), so none leaks.
+     */
+    private final class RoomWait implements Wakeable {
+        /** Cleared when the wait ends: its wake-up unparked the poll thread, or the poll thread gave it up. */
+        volatile boolean live = true;
+
+        @Override
+        public void wake() {
+            if (!live) {
+                return;
+            }
+            for (int round = 0; round < ROOM_ROUNDS && state.get() == RUNNING; round++) {
+                final int got = ring.reserve(ring.capacity());
+                if (got > 0) {
+                    banked.getAndAdd(got);
+                    if (ring.isClosed()) {
+                        returnBanked(); // the close's own returnBanked() may have run before our add
+                        break;
+                    }
+                }
+                if (banked.get() >= roomWanted) {
+                    break; // a poll's worth: unpark
+                }
+                if (ring.awaitRoom(this)) {
+                    roomDeclined.incrementAndGet();
+                    return; // registered again: the poll thread stays parked
+                }
+                // room appeared after our reservation (or the close): reserve it too
+            }
+            live = false;
+            roomWakeups.incrementAndGet();
+            LockSupport.unpark(pollThread);
+        }
+
+        @Override
+        public boolean isWaiting() {
+            return live;
+        }
     }
 
     /** @return whether the poll thread holds room for a whole poll, reserving more if needed */
     private boolean reserveForPoll() {
         if (permits < pollThreshold) {
-            permits += ring.reserve(ring.capacity() - permits);
+            takeBanked();
+            if (permits < pollThreshold) {
+                permits += ring.reserve(ring.capacity() - permits);
+            }
         }
-        return permits >= pollThreshold;
+        if (permits >= pollThreshold) {
+            if (roomWait != null) {
+                endRoomWait(); // polling again: a wait still registered is void
+            }
+            return true;
+        }
+        return false;
     }
 
     private void poll(Duration timeout) {
@@ -771,10 +917,22 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
         lastPoll = System.nanoTime();
         rethrowCallbackFailure();
+        final Map<TopicPartition, OffsetAndMetadata> next = records.nextOffsets();
+        final Set<TopicPartition> withRecords = records.partitions();
+        for (Map.Entry<TopicPartition, OffsetAndMetadata> e : next.entrySet()) {
+            if (!withRecords.contains(e.getKey())) {
+                // the position moved past offsets with no record for us (transaction markers, aborted records under
+                // read_committed): nothing of this partition is pending (a poll runs only when nothing is)
+                final PartitionAcks ledger = ledgers.get(e.getKey());
+                if (ledger != null) {
+                    ledger.advanceTo(e.getValue());
+                }
+            }
+        }
         if (records.isEmpty()) {
             return;
         }
-        for (TopicPartition partition : records.partitions()) {
+        for (TopicPartition partition : withRecords) {
             final List<ConsumerRecord<K, V>> run = records.records(partition);
             PartitionAcks ledger = ledgers.get(partition);
             if (ledger == null) {
@@ -792,7 +950,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 ledger.revoke();
                 ledger = newLedger(partition);
             }
-            pending.add(new PendingRun<>(ledger, run));
+            pending.add(new PendingRun<>(ledger, run, next.get(partition)));
         }
         drainPending();
     }
@@ -826,6 +984,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private boolean drainPending() {
         PendingRun<K, V> run;
         boolean flushed = true;
+        if (!pending.isEmpty()) {
+            takeBanked();
+        }
         while ((run = pending.peek()) != null) {
             if (run.ledger.isRevoked()) {
                 pending.poll(); // not delivered, not in the ledger: the next owner (or the new epoch) gets these
@@ -848,6 +1009,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             }
             if (!flushed) {
                 break;
+            }
+            if (run.nextOffset != null) {
+                ledger.advanceTo(run.nextOffset); // every record up to the position is in the ledger now
             }
             pending.poll();
         }
@@ -892,7 +1056,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         for (PartitionAcks ledger : which) {
             final long offset = ledger.commitOffset();
             if (offset >= 0 && offset != ledger.committed) {
-                offsets.put(ledger.partition, new OffsetAndMetadata(offset));
+                // with the leader epoch of the last record covered: the group's next owner validates its position
+                // against the log with it (truncation after an unclean leader change is detected, not skipped)
+                offsets.put(ledger.partition, new OffsetAndMetadata(offset, ledger.commitEpoch(), ""));
             }
         }
         return offsets;
@@ -1060,6 +1226,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 }
             }
         } finally {
+            endRoomWait();
+            takeBanked();
             if (permits > 0) {
                 ring.releaseReserved(permits);
                 permits = 0;
@@ -1071,6 +1239,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             } else {
                 mailbox.closeExceptionally(cause);
             }
+            returnBanked(); // a wake-up that reserved before the close and banked after our take
             terminated.countDown();
             failConsumerTasks();
             closed.complete(null);
@@ -1182,12 +1351,31 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private static final class PendingRun<K, V> {
         final PartitionAcks ledger;
         final List<ConsumerRecord<K, V>> records;
+        /** The consumer's position after these records ({@code ConsumerRecords.nextOffsets()}), or null. */
+        final OffsetAndMetadata nextOffset;
         int next;
 
-        PendingRun(PartitionAcks ledger, List<ConsumerRecord<K, V>> records) {
+        PendingRun(PartitionAcks ledger, List<ConsumerRecord<K, V>> records, OffsetAndMetadata nextOffset) {
             this.ledger = ledger;
             this.records = records;
+            this.nextOffset = nextOffset;
         }
+    }
+
+    /** @return room wake-ups that unparked the poll thread (tests) */
+    long roomWakeups() {
+        return roomWakeups.get();
+    }
+
+    /** @return room wake-ups that found less than a poll's worth and left the poll thread parked (tests) */
+    long roomDeclined() {
+        return roomDeclined.get();
+    }
+
+    /** @return whether the poll thread has a live registration for room (tests) */
+    boolean awaitingRoomNow() {
+        final RoomWait w = roomWait;
+        return w != null && w.live;
     }
 
     /** @return {@code max.poll.records} as the consumer got it (tests) */

@@ -2,11 +2,14 @@ package dev.mighty.mailbox.kafka;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 import java.util.Iterator;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -53,11 +56,34 @@ final class PartitionAcks {
     private static final VarHandle FLAG = MethodHandles.arrayElementVarHandle(byte[].class);
     private static final byte ACKED = 1;
 
+    /** A leader epoch that is not known (a record without one, a skipped record). */
+    static final int NO_EPOCH = -1;
+
     /** One run of entries; the acknowledging side reaches it through {@link ReceivedRecord}. */
     static final class Chunk {
         final long[] offsets = new long[CHUNK];  // poll thread only
         final byte[] acked = new byte[CHUNK];    // release stores by any thread, acquire loads by the poll thread
         Chunk next;                              // poll thread only; cleared once the head passed this chunk
+        /** The leader epoch of every entry while they all share one (the usual case); poll thread only. */
+        int epoch = NO_EPOCH;
+        /** Per entry, once an entry's leader epoch differs from {@link #epoch} (a leader change); poll thread only. */
+        int[] epochs;
+
+        void epoch(int index, int leaderEpoch) {
+            if (epochs != null) {
+                epochs[index] = leaderEpoch;
+            } else if (index == 0) {
+                epoch = leaderEpoch;
+            } else if (leaderEpoch != epoch) {
+                epochs = new int[CHUNK];
+                Arrays.fill(epochs, 0, index, epoch);
+                epochs[index] = leaderEpoch;
+            }
+        }
+
+        int epochAt(int index) {
+            return epochs == null ? epoch : epochs[index];
+        }
     }
 
     final TopicPartition partition;
@@ -83,6 +109,15 @@ final class PartitionAcks {
     private long trimmed;
     /** {@code System.nanoTime()} when the current head entry became the oldest unacknowledged one. */
     private long headSince;
+    /** The leader epoch of the last entry the head passed (the record before the commit offset), or NO_EPOCH. */
+    private int passedEpoch = NO_EPOCH;
+    /** The offset of that entry, or -1. */
+    private long passedOffset = -1L;
+    /** The leader epoch that goes with the offset {@link #commitOffset()} returned last. */
+    private int pointEpoch = NO_EPOCH;
+    /** The consumer's position past the delivered records ({@link #advanceTo}), or -1; and its leader epoch. */
+    private long endOffset = -1L;
+    private int endEpoch = NO_EPOCH;
     /** The offset last committed for this assignment, or -1. */
     long committed = -1L;
 
@@ -102,6 +137,7 @@ final class PartitionAcks {
         final Chunk chunk = tailForAppend();
         final int index = tailCount++;
         chunk.offsets[index] = record.offset();
+        chunk.epoch(index, record.leaderEpoch().orElse(NO_EPOCH));
         lastDelivered = record.offset();
         if (appended++ == trimmed) {
             headSince = System.nanoTime(); // the first open entry: it is the oldest now
@@ -119,6 +155,7 @@ final class PartitionAcks {
         final Chunk chunk = tailForAppend();
         final int index = tailCount++;
         chunk.offsets[index] = offset;
+        chunk.epoch(index, NO_EPOCH); // not known: a commit past it carries none
         FLAG.setRelease(chunk.acked, index, ACKED);
         lastDelivered = offset;
         appended++;
@@ -197,9 +234,14 @@ final class PartitionAcks {
         long position = trimmed;
         for (;;) {
             final int end = chunk == tail ? tailCount : CHUNK;
+            final int from = index;
             while (index < end && (byte) FLAG.getAcquire(chunk.acked, index) == ACKED) {
                 index++;
                 position++;
+            }
+            if (index > from) {
+                passedEpoch = chunk.epochAt(index - 1);
+                passedOffset = chunk.offsets[index - 1];
             }
             if (index < end || chunk == tail) {
                 if (position != trimmed) {
@@ -208,13 +250,36 @@ final class PartitionAcks {
                 }
                 head = chunk;
                 headIndex = index;
-                return index < end ? chunk.offsets[index] : lastDelivered < 0 ? -1L : lastDelivered + 1L;
+                if (index < end) {
+                    final long offset = chunk.offsets[index];
+                    // the position passed offsets with no record before this one (markers): the offset before it
+                    // is a marker, whose epoch is the position's
+                    pointEpoch = endOffset > passedOffset && endOffset <= offset ? endEpoch : passedEpoch;
+                    return offset;
+                }
+                final long past = lastDelivered < 0 ? -1L : lastDelivered + 1L;
+                if (endOffset > past) {
+                    pointEpoch = endEpoch; // the consumer's position is past offsets that hold no record for us
+                    return endOffset;
+                }
+                pointEpoch = passedEpoch;
+                return past;
             }
             final Chunk passed = chunk;
             chunk = chunk.next;
             passed.next = null; // a record retained from the passed chunk must not pin the later ones
             index = 0;
         }
+    }
+
+    /**
+     * @return the leader epoch to commit with the offset {@link #commitOffset()} returned last: that of the record
+     *         before it (the last one the commit covers, as {@code KafkaConsumer}'s own commits carry the epoch of
+     *         the last consumed record; or the position's epoch, see {@link #advanceTo}), or empty if not known (nothing acknowledged yet in this assignment, a
+     *         record without an epoch, a skipped record). Call after {@code commitOffset()}. Poll thread.
+     */
+    Optional<Integer> commitEpoch() {
+        return pointEpoch == NO_EPOCH ? Optional.empty() : Optional.of(pointEpoch);
     }
 
     /**
@@ -256,8 +321,23 @@ final class PartitionAcks {
 
     /** @return whether every delivered entry is acknowledged. Poll thread. */
     boolean allAcknowledged() {
-        final long offset = commitOffset();
-        return offset < 0 || offset == lastDelivered + 1L;
+        commitOffset();
+        return appended == trimmed;
+    }
+
+    /**
+     * The consumer's position moved to {@code next} (from {@code ConsumerRecords.nextOffsets()}) once every record
+     * it returned for this partition up to there is in this ledger: the offsets between the last delivered record
+     * and {@code next} hold no record for this consumer (transaction markers, aborted records under
+     * {@code read_committed}, compacted records). Once every entry is acknowledged, the commit point is
+     * {@code next}, as {@code KafkaConsumer}'s own commit of its position would be, so the group's lag reaches 0
+     * on a transactional topic. Poll thread.
+     */
+    void advanceTo(OffsetAndMetadata next) {
+        if (next.offset() > endOffset) {
+            endOffset = next.offset();
+            endEpoch = next.leaderEpoch().orElse(NO_EPOCH);
+        }
     }
 
     /** Poll thread: from now on this ledger's acknowledgements move no committed offset. */

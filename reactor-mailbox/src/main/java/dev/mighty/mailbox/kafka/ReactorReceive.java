@@ -60,6 +60,16 @@ final class ReactorReceive {
         });
     }
 
+    /**
+     * Each record is committed before it is handed on (one commit per record, in order); a record whose assignment
+     * ends before its commit is not handed on (the partition's next owner gets it), so none is delivered twice.
+     */
+    static <K, V> Flux<ConsumerRecord<K, V>> atMostOnce(Flux<ReceivedRecord<K, V>> received) {
+        return received.concatMap(r -> Mono.fromCompletionStage(r::commitAsync)
+                .thenReturn(r.record())
+                .onErrorResume(IllegalStateException.class, revoked -> Mono.empty()), 1);
+    }
+
     static Mono<Void> commit(ReceivedRecord<?, ?> record) {
         return Mono.fromCompletionStage(record::commitAsync);
     }

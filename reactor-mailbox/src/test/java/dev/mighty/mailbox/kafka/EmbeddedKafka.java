@@ -96,6 +96,9 @@ final class EmbeddedKafka implements AutoCloseable {
         props.put("share.coordinator.state.topic.replication.factor", "1");
         props.put("share.coordinator.state.topic.min.isr", "1");
         props.put("group.initial.rebalance.delay.ms", "0");
+        // the KIP-848 'consumer' protocol moves partitions at heartbeats: 500 ms instead of 5 s keeps its test short
+        props.put("group.consumer.heartbeat.interval.ms", "500");
+        props.put("group.consumer.min.heartbeat.interval.ms", "500");
         props.put("num.network.threads", "2");
         props.put("num.io.threads", "2");
 
@@ -164,6 +167,19 @@ final class EmbeddedKafka implements AutoCloseable {
         final Map<TopicPartition, Long> ends = new HashMap<>();
         answer.forEach((tp, info) -> ends.put(tp, info.offset()));
         return ends;
+    }
+
+    /** @return what {@code groupId} has committed, with the leader epochs (partitions without a commit are absent) */
+    Map<TopicPartition, OffsetAndMetadata> committedMetadata(String groupId) throws Exception {
+        final Map<TopicPartition, OffsetAndMetadata> answer = admin.listConsumerGroupOffsets(groupId)
+                .partitionsToOffsetAndMetadata().get(ADMIN_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        final Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
+        answer.forEach((tp, om) -> {
+            if (om != null) {
+                committed.put(tp, om);
+            }
+        });
+        return committed;
     }
 
     /** @return the offsets {@code groupId} has committed (partitions without a commit are absent) */

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.TopicPartition;
@@ -231,6 +232,56 @@ class KafkaReceiveTest {
                 assertThat(eventually(() -> receiver.oldestUnacknowledgedAge().isZero())).isTrue();
             } finally {
                 sub.dispose();
+                receiver.close(Duration.ofSeconds(5));
+            }
+        }
+    }
+
+    @Nested
+    class PausedPollThreadWakesPerPoll {
+
+        @Test
+        void shouldNotWakeThePausedPollThreadPerFreedSlotButOnceAPollsWorthIsFree() throws Exception {
+            final String topic = "rx-room";
+            final int capacity = 16; // = max.poll.records: a poll's worth is the whole mailbox
+            final int count = 100;
+            loadTopic(kafka, topic, 1, count);
+            final KafkaMailboxReceiver<String, String> receiver = member("rx-room-group", topic)
+                    .capacity(capacity)
+                    .build();
+            assertThat(receiver.maxPollRecords()).isEqualTo(capacity);
+            final Mailbox<ReceivedRecord<String, String>> inbox = receiver.mailbox();
+            final Set<Long> offsets = ConcurrentHashMap.newKeySet();
+            receiver.start();
+            try {
+                // full: occupied = capacity, so the poll thread holds no reservation and waits for a whole poll
+                assertThat(eventually(() -> inbox.size() == capacity && receiver.awaitingRoomNow())).isTrue();
+                final long wakeups = receiver.roomWakeups();
+                final long declined = receiver.roomDeclined();
+                for (int i = 1; i < capacity; i++) {
+                    final ReceivedRecord<String, String> r = inbox.recv(KafkaTestSupport.WAIT);
+                    assertThat(r).isNotNull();
+                    offsets.add(r.offset());
+                    r.acknowledge();
+                    // the receive woke the registration on this thread: it reserved the slot for the poll thread,
+                    // found less than a poll's worth, and registered again without unparking it
+                    assertThat(receiver.roomDeclined() - declined).isEqualTo(i);
+                    assertThat(receiver.roomWakeups()).as("poll thread unparked after %s freed slots", i)
+                            .isEqualTo(wakeups);
+                    assertThat(receiver.awaitingRoomNow()).isTrue();
+                }
+                // the last slot makes a poll's worth: the receiver polls again and every record arrives
+                for (int i = capacity; i <= count; i++) {
+                    if (i > capacity && offsets.size() == count) {
+                        break;
+                    }
+                    final ReceivedRecord<String, String> r = inbox.recv(KafkaTestSupport.WAIT);
+                    assertThat(r).as("record %s", i).isNotNull();
+                    offsets.add(r.offset());
+                    r.acknowledge();
+                }
+                assertThat(offsets).hasSize(count);
+            } finally {
                 receiver.close(Duration.ofSeconds(5));
             }
         }

@@ -7,6 +7,7 @@ import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
@@ -14,7 +15,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -27,6 +31,65 @@ class PartitionAcksTest {
 
     private static ConsumerRecord<String, String> record(long offset) {
         return new ConsumerRecord<>("t", 0, offset, null, "v" + offset);
+    }
+
+    private static ConsumerRecord<String, String> record(long offset, int leaderEpoch) {
+        return new ConsumerRecord<>("t", 0, offset, 0L, TimestampType.CREATE_TIME, 0, 0, null, "v" + offset,
+                new RecordHeaders(), Optional.of(leaderEpoch));
+    }
+
+    @Test
+    void shouldCommitWithTheLeaderEpochOfTheLastRecordTheCommitCovers() {
+        final PartitionAcks acks = new PartitionAcks(TP, 1);
+        final List<ReceivedRecord<String, String>> delivered = new ArrayList<>();
+        final long count = 2L * PartitionAcks.CHUNK + 10;
+        for (long offset = 0; offset < count; offset++) {
+            // a leader change at offset 300: the second chunk holds both epochs
+            delivered.add(acks.deliver(record(offset, offset < 300 ? 3 : 4)));
+        }
+        assertThat(acks.commitOffset()).isZero();
+        assertThat(acks.commitEpoch()).as("nothing covered yet").isEmpty();
+        delivered.get(0).acknowledge();
+        assertThat(acks.commitOffset()).isEqualTo(1L);
+        assertThat(acks.commitEpoch()).contains(3);
+        for (int i = 1; i < 300; i++) {
+            delivered.get(i).acknowledge();
+        }
+        assertThat(acks.commitOffset()).isEqualTo(300L);
+        assertThat(acks.commitEpoch()).as("the epoch of offset 299, not of 300").contains(3);
+        delivered.get(300).acknowledge();
+        assertThat(acks.commitOffset()).isEqualTo(301L);
+        assertThat(acks.commitEpoch()).contains(4);
+        delivered.forEach(ReceivedRecord::acknowledge);
+        assertThat(acks.commitOffset()).isEqualTo(count);
+        assertThat(acks.commitEpoch()).contains(4);
+        acks.skip(count); // a poison record: its epoch is not known
+        assertThat(acks.commitOffset()).isEqualTo(count + 1);
+        assertThat(acks.commitEpoch()).isEmpty();
+    }
+
+    @Test
+    void shouldCommitTheConsumersPositionPastMarkersOnlyOnceEveryDeliveredRecordIsAcknowledged() {
+        final PartitionAcks acks = new PartitionAcks(TP, 1);
+        acks.advanceTo(new OffsetAndMetadata(3L, Optional.of(7), "")); // only markers so far
+        assertThat(acks.commitOffset()).isEqualTo(3L);
+        assertThat(acks.commitEpoch()).contains(7);
+        final ReceivedRecord<String, String> first = acks.deliver(record(3, 7));
+        final ReceivedRecord<String, String> second = acks.deliver(record(4, 7));
+        acks.advanceTo(new OffsetAndMetadata(6L, Optional.of(8), "")); // a commit marker at 5
+        assertThat(acks.commitOffset()).isEqualTo(3L);
+        assertThat(acks.allAcknowledged()).isFalse();
+        second.acknowledge();
+        assertThat(acks.commitOffset()).as("3 still open: the position does not count").isEqualTo(3L);
+        first.acknowledge();
+        assertThat(acks.commitOffset()).isEqualTo(6L);
+        assertThat(acks.commitEpoch()).contains(8);
+        assertThat(acks.allAcknowledged()).isTrue();
+        final ReceivedRecord<String, String> third = acks.deliver(record(6, 8));
+        assertThat(acks.commitOffset()).isEqualTo(6L);
+        assertThat(acks.commitEpoch()).contains(8);
+        third.acknowledge();
+        assertThat(acks.commitOffset()).as("past the last record now").isEqualTo(7L);
     }
 
     @Test

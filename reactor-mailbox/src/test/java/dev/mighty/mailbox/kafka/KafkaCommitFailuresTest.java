@@ -1,0 +1,227 @@
+package dev.mighty.mailbox.kafka;
+
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.consumerConfig;
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.eventually;
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.loadTopic;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.mighty.mailbox.Mailbox;
+import org.apache.kafka.clients.consumer.CommitFailedException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.Disposable;
+
+/**
+ * Commit failures injected through the consumer factory ({@link FaultyConsumer} around a real consumer of the shared
+ * broker), and a lost assignment: what each failure's classification does, and that no failure lets a commit claim
+ * a record that was not acknowledged, or loses one that was.
+ */
+@Tag("kafka")
+@Timeout(120)
+@ExtendWith(SharedKafka.class)
+class KafkaCommitFailuresTest {
+    private static EmbeddedKafka kafka;
+
+    @BeforeAll
+    static void broker(EmbeddedKafka broker) {
+        kafka = broker;
+    }
+
+    private static boolean committedTo(String group, Map<TopicPartition, Long> ends) throws InterruptedException {
+        return eventually(() -> {
+            try {
+                return kafka.committed(group).equals(ends);
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    private static KafkaMailboxReceiver<String, String> receiver(String group, String topic,
+            AtomicReference<FaultyConsumer<String, String>> consumer, Duration commitInterval) {
+        return KafkaMailboxReceiver.<String, String>builder(consumerConfig(kafka, group))
+                .topics(List.of(topic))
+                .commitInterval(commitInterval)
+                .consumerFactory(config -> {
+                    final FaultyConsumer<String, String> c = new FaultyConsumer<>(config);
+                    consumer.set(c);
+                    return c;
+                })
+                .build();
+    }
+
+    /** Receives {@code count} records on this thread, acknowledging each; returns their offsets. */
+    private static List<Long> receiveAll(Mailbox<ReceivedRecord<String, String>> inbox, int count)
+            throws InterruptedException {
+        final List<Long> offsets = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            final ReceivedRecord<String, String> r = inbox.recv(KafkaTestSupport.WAIT);
+            assertThat(r).as("record %s", i).isNotNull();
+            offsets.add(r.offset());
+            r.acknowledge();
+        }
+        return offsets;
+    }
+
+    @Test
+    void shouldRetryAFailedPeriodicCommitAtTheNextOneWhateverItsClassification() throws Exception {
+        final String topic = "fail-async";
+        final String group = "fail-async-group";
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 1, 50);
+        final AtomicReference<FaultyConsumer<String, String>> consumer = new AtomicReference<>();
+        final KafkaMailboxReceiver<String, String> receiver = receiver(group, topic, consumer,
+                Duration.ofMillis(50));
+        // retriable; refused because the group rebalanced (twice); not authorized (retried for 30 s before fatal)
+        consumer.get().commitAsyncFaults.add(new TimeoutException("injected"));
+        consumer.get().commitAsyncFaults.add(new CommitFailedException("injected"));
+        consumer.get().commitAsyncFaults.add(new RebalanceInProgressException("injected"));
+        consumer.get().commitAsyncFaults.add(new GroupAuthorizationException("injected"));
+        receiver.start();
+        try {
+            assertThat(receiveAll(receiver.mailbox(), 50)).hasSize(50);
+            assertThat(committedTo(group, ends)).as("a later periodic commit made it").isTrue();
+            assertThat(consumer.get().injected.get()).isEqualTo(4);
+            assertThat(receiver.mailbox().isClosed()).as("none of them was fatal").isFalse();
+        } finally {
+            receiver.close(Duration.ofSeconds(5));
+        }
+        assertThat(receiver.mailbox().closeCause()).isNull();
+    }
+
+    @Test
+    void shouldRetryARetriableFinalCommitWithinTheCloseAndCommitWhatWasAcknowledged() throws Exception {
+        final String topic = "fail-sync-retry";
+        final String group = "fail-sync-retry-group";
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 1, 20);
+        final AtomicReference<FaultyConsumer<String, String>> consumer = new AtomicReference<>();
+        final KafkaMailboxReceiver<String, String> receiver = receiver(group, topic, consumer, Duration.ofHours(1));
+        receiver.start();
+        assertThat(receiveAll(receiver.mailbox(), 20)).hasSize(20);
+        consumer.get().commitSyncFaults.add(new TimeoutException("injected"));
+        consumer.get().commitSyncFaults.add(new TimeoutException("injected"));
+        receiver.close(Duration.ofSeconds(10)); // the third attempt of the final commit succeeds
+        assertThat(consumer.get().injected.get()).isEqualTo(2);
+        assertThat(receiver.mailbox().closeCause()).isNull();
+        assertThat(kafka.committed(group)).isEqualTo(ends);
+    }
+
+    @Test
+    void shouldCloseNormallyAndLoseNothingWhenTheFinalCommitIsRefusedBecauseTheGroupRebalanced() throws Exception {
+        final String topic = "fail-sync-rebalance";
+        final String group = "fail-sync-rebalance-group";
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 1, 20);
+        final AtomicReference<FaultyConsumer<String, String>> consumer = new AtomicReference<>();
+        final KafkaMailboxReceiver<String, String> first = receiver(group, topic, consumer, Duration.ofHours(1));
+        first.start();
+        assertThat(receiveAll(first.mailbox(), 20)).hasSize(20);
+        consumer.get().commitSyncFaults.add(new CommitFailedException("injected"));
+        first.close(Duration.ofSeconds(10));
+        assertThat(consumer.get().injected.get()).isEqualTo(1);
+        assertThat(first.mailbox().closeCause()).as("a refused commit is not fatal").isNull();
+        assertThat(kafka.committed(group)).as("nothing committed").isEmpty();
+        // the next member gets every record again: acknowledged but not committed is redelivered, never lost
+        final KafkaMailboxReceiver<String, String> next = receiver(group, topic, new AtomicReference<>(),
+                Duration.ofMillis(50));
+        next.start();
+        try {
+            assertThat(receiveAll(next.mailbox(), 20)).containsExactlyElementsOf(
+                    java.util.stream.LongStream.range(0, 20).boxed().collect(java.util.stream.Collectors.toList()));
+            assertThat(committedTo(group, ends)).isTrue();
+        } finally {
+            next.close(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void shouldFailTheStreamWithTheErrorWhenTheFinalCommitIsNotAuthorized() throws Exception {
+        final String topic = "fail-sync-auth";
+        final String group = "fail-sync-auth-group";
+        loadTopic(kafka, topic, 1, 10);
+        final AtomicReference<FaultyConsumer<String, String>> consumer = new AtomicReference<>();
+        final KafkaMailboxReceiver<String, String> receiver = receiver(group, topic, consumer, Duration.ofHours(1));
+        receiver.start();
+        assertThat(receiveAll(receiver.mailbox(), 10)).hasSize(10);
+        final GroupAuthorizationException denied = new GroupAuthorizationException("injected");
+        consumer.get().commitSyncFaults.add(denied);
+        receiver.close(Duration.ofSeconds(10));
+        assertThat(receiver.mailbox().closeCause()).isSameAs(denied);
+        assertThat(kafka.committed(group)).as("nothing committed").isEmpty();
+    }
+
+    @Test
+    void shouldCommitNothingOfALostAssignmentAndRedeliverWhatWasNotCommitted() throws Exception {
+        final String topic = "fail-lost";
+        final String group = "fail-lost-group";
+        final TopicPartition partition = new TopicPartition(topic, 0);
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 1, 20);
+        final AtomicReference<FaultyConsumer<String, String>> consumer = new AtomicReference<>();
+        final Set<TopicPartition> revokedOrLost = ConcurrentHashMap.newKeySet();
+        final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                .<String, String>builder(consumerConfig(kafka, group))
+                .topics(List.of(topic))
+                .commitInterval(Duration.ofMillis(50))
+                .onRevoked((c, partitions) -> revokedOrLost.addAll(partitions))
+                .consumerFactory(config -> {
+                    final FaultyConsumer<String, String> c = new FaultyConsumer<>(config);
+                    consumer.set(c);
+                    return c;
+                })
+                .build();
+        final Mailbox<ReceivedRecord<String, String>> inbox = receiver.mailbox();
+        receiver.start();
+        try {
+            final List<ReceivedRecord<String, String>> held = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                final ReceivedRecord<String, String> r = inbox.recv(KafkaTestSupport.WAIT);
+                assertThat(r).isNotNull();
+                if (r.offset() < 5) {
+                    r.acknowledge();
+                } else {
+                    held.add(r); // not yet acknowledged when the assignment is lost
+                }
+            }
+            assertThat(committedTo(group, Map.of(partition, 5L))).isTrue();
+            consumer.get().losePartitions();
+            assertThat(eventually(() -> held.get(0).isRevoked())).as("the old assignment ended").isTrue();
+            assertThat(eventually(() -> revokedOrLost.contains(partition))).as("onRevoked for the lost").isTrue();
+            held.forEach(ReceivedRecord::acknowledge); // stale: must move nothing
+            final long epoch = held.get(0).assignmentEpoch();
+            // the partition came back from the committed offset: 5 .. 19 again, in a new epoch
+            final List<Long> again = new ArrayList<>();
+            final List<ReceivedRecord<String, String>> redelivered = new ArrayList<>();
+            while (again.size() < 15) {
+                final ReceivedRecord<String, String> r = inbox.recv(KafkaTestSupport.WAIT);
+                assertThat(r).isNotNull();
+                if (r.assignmentEpoch() == epoch) {
+                    continue; // polled before the loss and still in the mailbox: stale as well
+                }
+                again.add(r.offset());
+                redelivered.add(r);
+            }
+            assertThat(again).containsExactlyElementsOf(
+                    java.util.stream.LongStream.range(5, 20).boxed().collect(java.util.stream.Collectors.toList()));
+            TimeUnit.MILLISECONDS.sleep(300); // several commit intervals: the stale acks must have moved nothing
+            assertThat(kafka.committed(group)).isEqualTo(Map.of(partition, 5L));
+            redelivered.forEach(ReceivedRecord::acknowledge);
+            assertThat(committedTo(group, ends)).isTrue();
+        } finally {
+            receiver.close(Duration.ofSeconds(5));
+        }
+    }
+}
