@@ -108,11 +108,6 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
      * allocating. Consumer only. Semantically similar to {@link #tryRecvMany} with a handler that receives a
      * view instead of a frame; each slot is freed when the handler returns.
      *
-     * <p><b>Note:</b> a call that has handled a frame and catches up with a producer still writing the next slot
-     * may spin up to about a microsecond (a few times, if that producer stays ahead) before it reads that slot
-     * again, so that it reads a run of finished slots instead of the one being written; a call that finds the
-     * mailbox empty returns at once.
-     *
      * @param handler called once per frame, on the calling thread; see the <b>WARNING</b> of
      *                {@link FrameHandler#onFrame}
      * @param max the most frames to handle; {@code >= 0}

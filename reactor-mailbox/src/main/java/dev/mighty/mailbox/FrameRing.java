@@ -38,22 +38,6 @@ import dev.mighty.mailbox.internal.MailboxRing;
  * {@code byteBufferViewVarHandle}: see {@link #publishSlot}), and frees the slot with the release store of the consumer index (which the
  * claim of the slot's next lap reads with acquire before writing it). Each spill buffer is owned by its
  * slot's current producer, then its consumer.
- *
- * <h2>The consumer slips behind a producer it has caught up with (FastForward's temporal slipping)</h2>
- * A consumer that keeps up reads, at the end of each run, the status of the slot a producer is writing at that
- * moment: the line then moves to the consumer and back in the middle of the producer's stores, once per frame
- * (lock-step). So when {@link #tryRecvFrames} has handled at least one frame in the call, finds the next slot
- * {@code c} unpublished and a slot past {@code c} claimed ({@link #admitted()} &gt; c, one read of the producer
- * word), it does not read {@code c} again at once: it spins ({@link Thread#onSpinWait()}) on the status of slot
- * {@code c + }{@link #SLIP_DISTANCE}, which no producer is writing yet, until that slot is published or
- * {@link #SLIP_NANOS} pass, then reads {@code c} once: a published run is then taken whole, each slot read after its
- * producer's stores are done. An unpublished {@code c} right after a slip ends the call, and a slip that timed out
- * is the call's last. Bounds: a frame published while the consumer slips is handed out at most {@code SLIP_NANOS}
- * (1 µs, plus one {@code nanoTime} step of 8 spins) later than without the slip; a frame that finds the consumer
- * in a call that has handled nothing yet, or with nothing claimed ahead, is not delayed; each slip is followed by a
- * frame or by the call's end, so a call spends at most {@code (handled + 1) × SLIP_NANOS} slipping. The slip reads
- * the slab only, with the same acquire as every status read, and writes nothing: publication, freeing and close
- * are as above.
  */
 final class FrameRing extends MailboxRing<MessageFrame> {
     static final int SLOT_SHIFT = 6;
@@ -69,10 +53,6 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     /** The length of a placeholder slot ({@link #publishSkip}); above maxPayload's bound, so never a payload. */
     static final int SKIP_LENGTH = Integer.MAX_VALUE;
     private static final int LENGTH_MASK = Integer.MAX_VALUE;
-    /** Slots {@link #awaitAhead} looks ahead of the consumer: it slips only in a slab of at least 4 times this. */
-    static final int SLIP_DISTANCE = 8;
-    /** The longest slip: what it may add to a frame published while the consumer slips. */
-    static final long SLIP_NANOS = 1_000L;
     /** Largest slab: 2^24 slots of 64 bytes (1 GiB), the most one direct buffer can hold. */
     static final int MAX_CAPACITY = 1 << 24;
 
@@ -84,8 +64,6 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     private final int lapShift;
     /** The consumer's flyweight. */
     private final FrameView view;
-    /** How far ahead {@link #awaitAhead} looks, in slots; 0 disables the slip (a slab too small for it). */
-    private final int slipDistance;
 
     FrameRing(int capacity, int maxPayload, int maxRetainedSpill, boolean singleProducer, String name) {
         super(checkFrameCapacity(capacity), singleProducer, name);
@@ -104,7 +82,6 @@ final class FrameRing extends MailboxRing<MessageFrame> {
                 .order(ByteOrder.nativeOrder());
         this.spill = new byte[this.capacity][];
         this.view = new FrameView(this);
-        this.slipDistance = this.capacity >= 4 * SLIP_DISTANCE ? SLIP_DISTANCE : 0;
     }
 
     private static int checkFrameCapacity(int capacity) {
@@ -319,24 +296,14 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         int n = 0;
         try {
             checkNotInHandler();
-            boolean slipped = false; // the last step was a slip: an unpublished slot now ends the call
-            boolean maySlip = slipDistance != 0;
             while (n < max) {
                 final long cIndex = lpConsumerIndex();
                 final int slot = (int) (cIndex & mask);
                 final int base = slot << SLOT_SHIFT;
                 final int length = lengthAt(cIndex, base);
                 if (length == FREE) {
-                    // NOTE: no slip for a consumer that found nothing in this call (tryRecvFrames stays a poll), nor
-                    // when nothing is claimed past cIndex (a drained burst: no producer to wait for).
-                    if (n == 0 || slipped || !maySlip || admitted() <= cIndex) {
-                        break;
-                    }
-                    slipped = true;
-                    maySlip = awaitAhead(cIndex);
-                    continue;
+                    break;
                 }
-                slipped = false;
                 if (length == SKIP_LENGTH) {
                     free(slot, length, cIndex);
                     afterSkip();
@@ -358,30 +325,6 @@ final class FrameRing extends MailboxRing<MessageFrame> {
             }
         }
         return n;
-    }
-
-    /**
-     * The slip: the consumer has just caught up with a producer (it handled frames in this call, then found the next
-     * slot unpublished), so the next slot's line is the one a producer is writing now. Instead of reading it again,
-     * spin on the status of the slot {@link #slipDistance} ahead, which no producer is writing yet, until it is
-     * published (the producers are that far ahead: the slots before it are read after their stores are done, each
-     * line moving once) or {@link #SLIP_NANOS} pass. Consumer only; reads the slab, writes nothing.
-     *
-     * @return true if the slot ahead was published (the caller may slip again after the next catch-up)
-     */
-    private boolean awaitAhead(long cIndex) {
-        final long ahead = cIndex + slipDistance;
-        final int base = (int) (ahead & mask) << SLOT_SHIFT;
-        final long start = System.nanoTime();
-        for (int i = 1; ; i++) {
-            if (lengthAt(ahead, base) != FREE) {
-                return true;
-            }
-            Thread.onSpinWait();
-            if ((i & 7) == 0 && System.nanoTime() - start > SLIP_NANOS) {
-                return false;
-            }
-        }
     }
 
     /**
