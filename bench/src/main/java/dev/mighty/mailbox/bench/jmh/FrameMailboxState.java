@@ -16,9 +16,11 @@ public abstract class FrameMailboxState extends OneToOneState {
         mailbox.closeExceptionally(t);
     }
 
+    /** Closes the mailbox and prints its stats (refused sends, parks, high-water) with the trial's output. */
     @Override
     protected void close() {
         mailbox.close();
+        System.out.println("frame mailbox stats: " + mailbox.stats());
     }
 
     /**

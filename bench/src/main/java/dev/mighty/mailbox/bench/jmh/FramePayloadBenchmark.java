@@ -17,6 +17,7 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Control;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
@@ -32,8 +33,16 @@ import static dev.mighty.mailbox.bench.jmh.OneToOneState.MESSAGES;
  * baseline; {@code message_frame_objects} is the same slab used through {@code Mailbox<MessageFrame>}, which
  * allocates a frame per received message (compare {@code gc.alloc.rate.norm} with {@code -prof gc}).
  *
+ * <p>The {@code *_spin} methods receive with a consumer that never parks: {@code tryRecvFrames} /
+ * {@code tryRecvMany} / {@code ArrayBlockingQueue.drainTo} in a loop that spins ({@link Thread#onSpinWait()}), then
+ * yields, on an empty call ({@link OneToOneState#stalled}). They are the spinning-consumer comparison of issue 22:
+ * {@code frames_spin} (payload {@code INLINE_32}) against {@code mailbox_spin} (the raw mailbox, same consumer
+ * loop) and {@code abq_spin}, in one run. The parking methods ({@code frames_recv_frames},
+ * {@code mailbox_batched_recv}) wait in the library's own back-off, then park.
+ *
  * <p>Goals: {@code frames_recv_frames} with {@code INLINE_32} &lt;= 2x {@code mailbox_batched_recv} of the same
- * run, {@code SPILL_256} &lt;= 3x; error &lt;= 30% of the mean over 3 forks ({@code -f 3}); 0 B/msg on the
+ * run, {@code SPILL_256} &lt;= 3x; {@code frames_spin} {@code INLINE_32} &lt;= 2x {@code mailbox_spin} and below
+ * {@code abq_spin}; error &lt;= 30% of the mean over 3 forks ({@code -f 3}); 0 B/msg on the
  * {@code ByteBuffer}/{@code FrameView} path.
  */
 @BenchmarkMode(Mode.AverageTime)
@@ -119,6 +128,69 @@ public class FramePayloadBenchmark {
         return FrameMailboxState.recvFrames(s);
     }
 
+    /** The spinning consumer: {@code tryRecvFrames} in a loop, spinning then yielding on an empty call. */
+    @Benchmark
+    @OperationsPerInvocation(MESSAGES)
+    public long frames_spin(Frames s, Control control) {
+        s.request();
+        final FrameMailbox mailbox = s.mailbox;
+        final Sink sink = s.sink;
+        int n = 0;
+        for (int spins = 0; n < MESSAGES; ) {
+            final int k = mailbox.tryRecvFrames(sink, MESSAGES - n);
+            if (k != 0) {
+                n += k;
+                spins = 0;
+            } else if (s.stalled(control, spins++)) {
+                break;
+            }
+        }
+        s.received(n);
+        return sink.frameIds;
+    }
+
+    /** The raw mailbox (object slots, no payload copy) under the same spinning consumer: {@code tryRecvMany}. */
+    @Benchmark
+    @OperationsPerInvocation(MESSAGES)
+    public Object mailbox_spin(MailboxThroughputBenchmark.MpscMailbox s, Control control) {
+        s.request();
+        final dev.mighty.mailbox.Mailbox<Object> mailbox = s.mailbox;
+        final Sink sink = s.sink;
+        int n = 0;
+        for (int spins = 0; n < MESSAGES; ) {
+            final int k = mailbox.tryRecvMany(sink, MESSAGES - n);
+            if (k != 0) {
+                n += k;
+                spins = 0;
+            } else if (s.stalled(control, spins++)) {
+                break;
+            }
+        }
+        s.received(n);
+        return sink.last;
+    }
+
+    /** {@code ArrayBlockingQueue} ({@code put}) under the same spinning consumer: {@code drainTo}. */
+    @Benchmark
+    @OperationsPerInvocation(MESSAGES)
+    public Object abq_spin(ComparatorThroughputBenchmark.Abq s, Control control) {
+        s.request();
+        final java.util.concurrent.BlockingQueue<Object> queue = s.queue;
+        final ComparatorThroughputBenchmark.DrainTarget target = s.target;
+        int n = 0;
+        for (int spins = 0; n < MESSAGES; ) {
+            final int k = queue.drainTo(target, MESSAGES - n);
+            if (k != 0) {
+                n += k;
+                spins = 0;
+            } else if (s.stalled(control, spins++)) {
+                break;
+            }
+        }
+        s.received(n);
+        return target.last;
+    }
+
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public Object message_frame_objects(FrameObjects s) throws InterruptedException {
@@ -144,6 +216,8 @@ public class FramePayloadBenchmark {
      *
      *   java -jar bench/target/benchmarks.jar FramePayloadBenchmark -prof gc
      *   java -jar bench/target/benchmarks.jar FramePayloadBenchmark.frames_recv_frames -p payload=INLINE_32,SPILL_256
+     *   java -jar bench/target/benchmarks.jar 'FramePayloadBenchmark.(frames|mailbox|abq)_spin' -p payload=INLINE_32 \
+     *        -f 3 -wi 3 -i 5                                    # the spinning-consumer comparison (issue 22)
      *
      * Scores are ns per message; gc.alloc.rate.norm is bytes per message (the operation count includes
      * @OperationsPerInvocation).
