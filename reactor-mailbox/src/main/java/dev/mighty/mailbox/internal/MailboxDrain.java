@@ -349,9 +349,13 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
 
     // ------------------------------------------------------------------ helpers for drain()
 
-    /** One step of waiting for a producer that is between its claim and its publish (see WaitPolicy.idleAlways). */
+    /**
+     * One step of a short wait on a thread the library does not own: a producer between its claim and its publish,
+     * the poll lock held for a bounded step. {@link RingWaiters#busyStep}: no {@code onSpinWait}, no {@code yield}
+     * (BlockHound reports both on Reactor's non-blocking threads, and its default callback throws from them).
+     */
     protected static void backOff(int spins) {
-        WaitPolicy.idleAlways(spins);
+        RingWaiters.busyStep(spins);
     }
 
     /**

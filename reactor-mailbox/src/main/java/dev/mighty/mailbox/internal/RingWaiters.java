@@ -351,6 +351,30 @@ public final class RingWaiters extends WaitersL1Pad {
         }
     }
 
+    /** The longest pause of {@link #busyStep}, in nanoseconds. */
+    static final long BUSY_STEP_MAX_NANOS = 1_000L;
+
+    /**
+     * One step of a wait that ends by itself soon (a producer between its claim and its publish, which publishes
+     * without waiting for anyone; a lock held for a bounded step) on a thread the library does not own: the
+     * scheduler workers and signalling threads that drains and fused polls run on. It reads the clock until a pause
+     * has passed that grows with {@code step} (32 ns per step, at most {@link #BUSY_STEP_MAX_NANOS}), so the caller's
+     * re-check of the shared word is paced rather than hammering the line its producer needs. No
+     * {@link Thread#onSpinWait()} and no {@link Thread#yield()}: BlockHound reports both on Reactor's non-blocking
+     * threads and its default callback throws from them; reactor-core's own queues wait for an in-flight producer
+     * with a plain re-read loop the same way. On the library's own waits (a thread blocked in {@code recv} or
+     * {@code send}) {@link WaitPolicy#idleAlways(int)} yields instead.
+     *
+     * @param step how many steps this wait has taken so far
+     */
+    public static void busyStep(int step) {
+        final long pause = Math.min(32L * (step + 1L), BUSY_STEP_MAX_NANOS);
+        final long start = System.nanoTime();
+        while (System.nanoTime() - start < pause) {
+            // the clock paces the loop: see above
+        }
+    }
+
     /**
      * A consumer's bounded linger on a thread it borrows (a scheduler's worker): polls the slot at the consumer index
      * until it is published, the mailbox is closing, {@code role} is cancelled, or {@code maxNanos} have passed. Reads
