@@ -84,7 +84,9 @@ class ReceiverShapedStallTest {
         try {
             poller.thread.start();
             churn.thread.start();
-            Hang.awaitProgress(books.taken::get, total, "records taken (" + what + ")",
+            // a failed side ends the wait at once (its failure is asserted below), a stalled one after Hang.TIMEOUT
+            Hang.awaitProgress(() -> poller.failures.isEmpty() && churn.failures.isEmpty() ? books.taken.get()
+                    : Long.MAX_VALUE, total, "records taken (" + what + ")",
                     () -> "stats=" + mailbox.stats() + " reserved=" + poller.ring.reserved() + " " + poller
                             + " " + churn + " " + books);
         } finally {
@@ -107,6 +109,12 @@ class ReceiverShapedStallTest {
         mailbox.close();
         assertThat(MailboxFlux.from(mailbox).collectList().block(Hang.TIMEOUT)).as(what).isEmpty();
         worker.dispose();
+    }
+
+    static String trace(Throwable t) {
+        final java.io.StringWriter out = new java.io.StringWriter();
+        t.printStackTrace(new java.io.PrintWriter(out));
+        return out.toString();
     }
 
     /**
@@ -160,7 +168,7 @@ class ReceiverShapedStallTest {
                 }
                 drainPending();
             } catch (Throwable t) {
-                failures.add("poller: " + t);
+                failures.add("poller: " + trace(t));
             } finally {
                 if (permits > 0) {
                     ring.releaseReserved(permits); // as the receiver's finish()
@@ -220,6 +228,12 @@ class ReceiverShapedStallTest {
          * The receiver's awaitingRoom: registers once per wake-up. A registration that found room on its re-check
          * (false) was withdrawn and will not fire (unless a waker took it first): the flag is cleared so the next
          * wait registers again.
+         *
+         * <p>NOTE: here this differs from {@code KafkaMailboxReceiver.awaitingRoom()} as of this test's commit,
+         * which leaves {@code roomWaiting} set when {@code awaitRoom} returns false: no wake-up then comes, every
+         * later wait finds the flag set and registers nothing, and only the receiver's timed liveness park
+         * ({@code pollTimeout}) moves it on. With that code here (an untimed park) this test stalls within
+         * seconds ({@code roomWaiting=true}, the mailbox empty, fewer permits than a poll needs).
          *
          * @return false if there is room now (do not park)
          */
@@ -302,14 +316,19 @@ class ReceiverShapedStallTest {
                     if (!consumer.ended.await(waitMicros, TimeUnit.MICROSECONDS)) {
                         externalCancels++; // counted before: a discard it causes is never seen ahead of it
                         consumer.dispose();
+                        // NOTE: a dispose racing the consumer's own cancel (inside onNext, on the worker) returns
+                        // as soon as the other side won BaseSubscriber's terminate, before that side has cancelled
+                        // upstream: the mailbox still has a live subscriber, and subscribing now would be refused
+                        // (as documented). The end hook runs after the upstream cancel, whichever side won.
+                        Hang.await(consumer.ended, "the consumer's cancel");
                     }
                     if (consumer.error != null) {
-                        failures.add("onError: " + consumer.error);
+                        failures.add("onError: " + trace(consumer.error));
                         return;
                     }
                 }
             } catch (Throwable t) {
-                failures.add("churn: " + t);
+                failures.add("churn: " + trace(t));
             }
         }
 
