@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
@@ -31,10 +32,12 @@ import org.reactivestreams.Subscription;
  * try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(producerConfig)
  *         .maxInFlight(256).build()) {
  *     Flux.from(sender.send(records))                 // records: a Publisher<ProducerRecord<String, String>>
- *         .doOnNext(r -> { if (!r.isSuccess()) log(r.exception()); })
- *         .blockLast();
+ *         .doOnNext(r -> log(r.metadata()))
+ *         .blockLast();                               // a failed send ends the stream: stopOnError(true)
  * }                                                    // close(): flush, then close the producer
  * }</pre>
+ * {@link #sendCorrelated} does the same for records paired with a value of the caller's (reactor-kafka's
+ * {@code SenderRecord} correlation metadata), which comes back with the record's result.
  *
  * <h2>The in-flight bound and the result order</h2>
  * Each {@link #send} subscription has a mailbox of {@code maxInFlight} result slots (rounded up to a power of
@@ -42,9 +45,22 @@ import org.reactivestreams.Subscription;
  * handed to the producer whose results have not been taken by the downstream are at most {@code maxInFlight}:
  * a slow downstream slows the upstream, and nothing is buffered without bound. Results are published <b>in
  * order of completion</b>: the order of the producer's callbacks, which Kafka runs in send order for the records
- * of one partition; across partitions the order is that of the broker's acknowledgements. Every record gets
- * exactly one result: its {@link RecordMetadata}, or the exception that failed it (including one thrown by
- * {@code KafkaProducer.send} itself, such as a serialization error); a failed record does not end the stream.
+ * of one partition; across partitions the order is that of the broker's acknowledgements.
+ *
+ * <h2>Failed sends: {@link Builder#stopOnError}</h2>
+ * A send fails with the exception Kafka reports in the send's callback, or one {@code KafkaProducer.send} throws
+ * itself (a closed producer, an interrupted wait).
+ * <ul>
+ *     <li>{@code stopOnError(true)} (the default): the first failure stops the subscription. No record is handed
+ *     to the producer after it (records the upstream delivers later are dropped) and the upstream is cancelled;
+ *     the sends already in flight complete, their successful results are published, and then the stream ends
+ *     with {@code onError} carrying the first failure's exception (the failed records get no result). So every
+ *     result such a stream publishes is a success, and what it published before the error is exactly what Kafka
+ *     acknowledged.</li>
+ *     <li>{@code stopOnError(false)}: every record gets exactly one result, its {@link RecordMetadata} or its
+ *     exception ({@link Result#isSuccess()} tells which), and sending goes on; the stream completes normally when
+ *     the upstream does.</li>
+ * </ul>
  *
  * <h2>Termination</h2>
  * When the upstream completes, the results stream completes once every send has completed and its result was
@@ -59,12 +75,15 @@ import org.reactivestreams.Subscription;
  * upstream is asked for more records when the downstream frees room, so on that executor too (and at first on the
  * subscribing thread): {@code KafkaProducer.send} runs on the thread that delivers the upstream's {@code onNext}
  * and may block there as Kafka does (for metadata, or while its {@code buffer.memory} is full, up to
- * {@code max.block.ms}), never on the producer's I/O thread, where blocking would deadlock it.
+ * {@code max.block.ms}), never on the producer's I/O thread, where blocking would deadlock it. The cancel of a
+ * {@code stopOnError} stop is made by the thread that saw the failure: Kafka's I/O thread for a failure the broker
+ * reported, the sending thread for one {@code KafkaProducer.send} reported at once.
  * <p>Throughput needs enough sends in flight to cover the round trip: {@code maxInFlight} of about
  * {@code records/s × round-trip time} (with {@code linger.ms} counted in the round trip).
  *
  * <h2>Visibility</h2>
- * The producer's completion of a send happens-before the downstream's receipt of its result.
+ * The producer's completion of a send happens-before the downstream's receipt of its result (and, for a
+ * {@code stopOnError} stop, of the {@code onError}).
  *
  * <h2>Spec rules</h2>
  * The returned publisher follows Reactive Streams 1.0.4: the downstream side is a {@link MailboxPublisher}
@@ -77,11 +96,14 @@ import org.reactivestreams.Subscription;
 public final class KafkaMailboxSender<K, V> implements AutoCloseable {
     /** The default of {@link Builder#maxInFlight}. */
     public static final int DEFAULT_MAX_IN_FLIGHT = 256;
+    /** The default of {@link Builder#stopOnError}, as in reactor-kafka. */
+    public static final boolean DEFAULT_STOP_ON_ERROR = true;
     /** The flush-and-close timeout of {@link #close()}. */
     public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
     private final KafkaProducer<K, V> producer;
     private final int maxInFlight;
+    private final boolean stopOnError;
     private final Executor resultExecutor;
     private static final AtomicInteger SENDERS = new AtomicInteger();
 
@@ -91,6 +113,7 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
     private KafkaMailboxSender(Builder<K, V> builder) {
         this.producer = new KafkaProducer<>(new HashMap<>(builder.config));
         this.maxInFlight = builder.maxInFlight;
+        this.stopOnError = builder.stopOnError;
         if (builder.resultExecutor == null) {
             final int id = SENDERS.incrementAndGet();
             this.ownExecutor = Executors.newSingleThreadExecutor(task -> {
@@ -120,16 +143,48 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
     /**
      * @param records the records to send; subscribed once per subscription to the returned publisher
      * @return a cold publisher: each subscription sends {@code records} and publishes their results in order of
-     *         completion
+     *         completion (failures as the builder's {@link Builder#stopOnError} says)
      * @throws NullPointerException if {@code records} is null
      */
     public Publisher<Result<K, V>> send(Publisher<? extends ProducerRecord<K, V>> records) {
         Objects.requireNonNull(records, "records");
+        return sendWith(records, Function.identity(), Result::new);
+    }
+
+    /**
+     * As {@link #send}, for records each paired with a value of the caller's (an id, the message the record was
+     * made from, a reply handle) that comes back with the record's result: reactor-kafka's
+     * {@code send(Publisher<SenderRecord<K, V, T>>)} and {@code SenderResult.correlationMetadata()}. (A distinct
+     * name because the two methods would erase to the same signature.)
+     * <pre>{@code
+     * Flux<CorrelatedRecord<String, String, Order>> records = orders.map(order ->
+     *         CorrelatedRecord.of(new ProducerRecord<>("orders", order.id(), order.json()), order));
+     * Flux.from(sender.sendCorrelated(records))
+     *         .doOnNext(result -> result.correlation().markSent(result.metadata().offset()))
+     *         .blockLast();
+     * }</pre>
+     *
+     * @param <T> the correlation value's type
+     * @param records the records and their correlation values; subscribed once per subscription
+     * @return a cold publisher as {@link #send}'s, whose results carry the correlation value of their record
+     * @throws NullPointerException if {@code records} is null
+     */
+    public <T> Publisher<CorrelatedResult<K, V, T>> sendCorrelated(
+            Publisher<? extends CorrelatedRecord<K, V, T>> records) {
+        Objects.requireNonNull(records, "records");
+        return sendWith(records, CorrelatedRecord::record,
+                (element, metadata, exception) -> new CorrelatedResult<>(element.record(), metadata, exception,
+                        element.correlation()));
+    }
+
+    private <E, R extends Result<K, V>> Publisher<R> sendWith(Publisher<? extends E> records,
+            Function<? super E, ProducerRecord<K, V>> recordOf, ResultOf<E, R> resultOf) {
         return downstream -> {
             Objects.requireNonNull(downstream, "downstream"); // §1.9
-            final Mailbox<Result<K, V>> results = Mailboxes.bounded(maxInFlight);
-            final SendSubscriber<K, V> sends = new SendSubscriber<>(producer, results);
-            final MailboxPublisher<Result<K, V>> out =
+            final Mailbox<R> results = Mailboxes.bounded(maxInFlight);
+            final SendSubscriber<K, V, E, R> sends =
+                    new SendSubscriber<>(producer, results, recordOf, resultOf, stopOnError);
+            final MailboxPublisher<R> out =
                     new MailboxPublisher<>(results, MailboxPublisher.DEFAULT_BATCH_SIZE, resultExecutor);
             out.subscribe(new CancelRelay<>(downstream, sends, results));
             records.subscribe(sends);
@@ -173,12 +228,60 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
     }
 
     /**
-     * The outcome of one send: the record and either its metadata or the exception that failed it.
+     * A record and a value of the caller's that {@link #sendCorrelated} hands back with the record's
+     * {@link CorrelatedResult}: reactor-kafka's {@code SenderRecord}, as a pair rather than a
+     * {@code ProducerRecord} subclass.
+     *
+     * @param <K> the key type
+     * @param <V> the value type
+     * @param <T> the correlation value's type
+     */
+    public static final class CorrelatedRecord<K, V, T> {
+        private final ProducerRecord<K, V> record;
+        private final T correlation;
+
+        private CorrelatedRecord(ProducerRecord<K, V> record, T correlation) {
+            this.record = record;
+            this.correlation = correlation;
+        }
+
+        /**
+         * @param <K> the key type
+         * @param <V> the value type
+         * @param <T> the correlation value's type
+         * @param record the record to send
+         * @param correlation handed back with the record's result as it is (not sent to Kafka); may be null
+         * @return the pair
+         * @throws NullPointerException if {@code record} is null
+         */
+        public static <K, V, T> CorrelatedRecord<K, V, T> of(ProducerRecord<K, V> record, T correlation) {
+            return new CorrelatedRecord<>(Objects.requireNonNull(record, "record"), correlation);
+        }
+
+        /** @return the record to send */
+        public ProducerRecord<K, V> record() {
+            return record;
+        }
+
+        /** @return the correlation value, as given (may be null) */
+        public T correlation() {
+            return correlation;
+        }
+
+        @Override
+        public String toString() {
+            return "CorrelatedRecord{" + record.topic() + ", correlation=" + correlation + "}";
+        }
+    }
+
+    /**
+     * The outcome of one send: the record and either its metadata or the exception that failed it. The results of
+     * {@link #sendCorrelated} are {@link CorrelatedResult}s.
      *
      * @param <K> the key type
      * @param <V> the value type
      */
-    public static final class Result<K, V> {
+    public static sealed class Result<K, V> permits CorrelatedResult {
         private final ProducerRecord<K, V> record;
         private final RecordMetadata metadata;
         private final Exception exception;
@@ -190,45 +293,94 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         }
 
         /** @return the record as it was sent */
-        public ProducerRecord<K, V> record() {
+        public final ProducerRecord<K, V> record() {
             return record;
         }
 
         /** @return the broker's acknowledgement (partition, offset), or null if the send failed */
-        public RecordMetadata metadata() {
+        public final RecordMetadata metadata() {
             return metadata;
         }
 
         /** @return what failed the send, or null if it succeeded */
-        public Exception exception() {
+        public final Exception exception() {
             return exception;
         }
 
         /** @return whether the broker acknowledged the record */
-        public boolean isSuccess() {
+        public final boolean isSuccess() {
             return exception == null;
         }
 
         @Override
         public String toString() {
-            return "Result{" + record.topic() + (exception == null ? " -> " + metadata : " failed: " + exception)
-                    + "}";
+            return "Result{" + describe() + "}";
         }
+
+        final String describe() {
+            return record.topic() + (exception == null ? " -> " + metadata : " failed: " + exception);
+        }
+    }
+
+    /**
+     * A {@link Result} of {@link #sendCorrelated}, with the correlation value its record was paired with:
+     * reactor-kafka's {@code SenderResult}.
+     *
+     * @param <K> the key type
+     * @param <V> the value type
+     * @param <T> the correlation value's type
+     */
+    public static final class CorrelatedResult<K, V, T> extends Result<K, V> {
+        private final T correlation;
+
+        CorrelatedResult(ProducerRecord<K, V> record, RecordMetadata metadata, Exception exception, T correlation) {
+            super(record, metadata, exception);
+            this.correlation = correlation;
+        }
+
+        /** @return the correlation value of the record, as given to {@link CorrelatedRecord#of} (may be null) */
+        public T correlation() {
+            return correlation;
+        }
+
+        @Override
+        public String toString() {
+            return "CorrelatedResult{" + describe() + ", correlation=" + correlation + "}";
+        }
+    }
+
+    /** Makes the result of one upstream element. */
+    @FunctionalInterface
+    private interface ResultOf<E, R> {
+        R of(E element, RecordMetadata metadata, Exception exception);
     }
 
     /**
      * The upstream side of one {@link #send} subscription: requests a record only for a reserved result slot.
      *
      * <p>Threads: the upstream signals serially (§1.3) from any thread; the request loop (a WIP trampoline) runs
-     * on the subscribing thread, on the downstream's receiving thread (woken when it frees room), or on the
-     * cancelling thread. Producer callbacks run on the producer's I/O thread (or the sending thread when
-     * {@code send} fails at once). {@code inFlight} counts the sends not yet completed plus one for the upstream
-     * until it terminates: whoever takes it to zero closes the results mailbox.
+     * on the subscribing thread, on the downstream's receiving thread (woken when it frees room), on the
+     * cancelling thread, or on the thread that saw a {@code stopOnError} failure. Producer callbacks run on the
+     * producer's I/O thread (or the sending thread when {@code send} fails at once). {@code inFlight} counts the
+     * sends not yet completed plus one for the upstream until it terminates or the subscription stops (whichever
+     * takes {@code upstreamReleased} first releases it): whoever takes it to zero closes the results mailbox.
+     *
+     * <p>The stop: {@code stopped} is written (volatile) before the stop releases the upstream's token. A record
+     * is handed to the producer only if its {@code onNext}, after counting itself in {@code inFlight}, still reads
+     * {@code stopped == false}; the count cannot have reached zero before that increment (the upstream's token was
+     * still in it), so the mailbox is never closed under a send. An {@code onNext} whose increment comes after the
+     * stop's release reads {@code stopped == true} (the increment follows the release in the counter's order).
+     *
+     * @param <E> the upstream's element: a {@link ProducerRecord} or a {@link CorrelatedRecord}
+     * @param <R> the result type
      */
-    static final class SendSubscriber<K, V> implements Subscriber<ProducerRecord<K, V>> {
+    static final class SendSubscriber<K, V, E, R extends Result<K, V>> implements Subscriber<E> {
         private final KafkaProducer<K, V> producer;
-        private final Mailbox<Result<K, V>> results;
-        private final MailboxRing<Result<K, V>> ring;
+        private final Mailbox<R> results;
+        private final MailboxRing<R> ring;
+        private final Function<? super E, ProducerRecord<K, V>> recordOf;
+        private final ResultOf<E, R> resultOf;
+        private final boolean stopOnError;
         private final Wakeable roomWakeup = this::requestMore;
         private final AtomicLong inFlight = new AtomicLong(1L);
 
@@ -237,8 +389,16 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         private volatile int wip;
         private static final VarHandle WIP;
         private volatile boolean cancelled;
-        /** Written before the upstream's token is released from {@code inFlight}; read after it reached zero. */
-        private Throwable error;
+        /** Set by the first failure under {@code stopOnError}: nothing more is sent, the upstream is cancelled. */
+        private volatile boolean stopped;
+        /** The upstream's token in {@code inFlight} was released (its terminal signal, or the stop). */
+        private volatile boolean upstreamReleased;
+        private static final VarHandle UPSTREAM_RELEASED;
+        /** What the stream ends with: the upstream's error or the stop's failure, the first one set (CAS). */
+        private volatile Throwable failure;
+        private static final VarHandle FAILURE;
+        private volatile boolean terminated;
+        private static final VarHandle TERMINATED;
         private boolean done; // signal side (§1.3)
 
         static {
@@ -246,15 +406,22 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
                 final MethodHandles.Lookup lookup = MethodHandles.lookup();
                 UPSTREAM = lookup.findVarHandle(SendSubscriber.class, "upstream", Subscription.class);
                 WIP = lookup.findVarHandle(SendSubscriber.class, "wip", int.class);
+                UPSTREAM_RELEASED = lookup.findVarHandle(SendSubscriber.class, "upstreamReleased", boolean.class);
+                FAILURE = lookup.findVarHandle(SendSubscriber.class, "failure", Throwable.class);
+                TERMINATED = lookup.findVarHandle(SendSubscriber.class, "terminated", boolean.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
         }
 
-        SendSubscriber(KafkaProducer<K, V> producer, Mailbox<Result<K, V>> results) {
+        SendSubscriber(KafkaProducer<K, V> producer, Mailbox<R> results,
+                Function<? super E, ProducerRecord<K, V>> recordOf, ResultOf<E, R> resultOf, boolean stopOnError) {
             this.producer = producer;
             this.results = results;
             this.ring = MailboxRing.of(results);
+            this.recordOf = recordOf;
+            this.resultOf = resultOf;
+            this.stopOnError = stopOnError;
         }
 
         @Override
@@ -264,7 +431,7 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
                 s.cancel(); // §2.5
                 return;
             }
-            if (cancelled) {
+            if (cancelled || stopped) {
                 s.cancel();
                 return;
             }
@@ -272,26 +439,55 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         }
 
         @Override
-        public void onNext(ProducerRecord<K, V> record) {
-            Objects.requireNonNull(record, "record"); // §2.13
-            if (done || cancelled) {
-                return; // after a downstream cancel nothing more is handed to the producer (§2.8)
+        public void onNext(E element) {
+            Objects.requireNonNull(element, "element"); // §2.13
+            if (done || cancelled || stopped) {
+                return; // after a downstream cancel or a stop nothing more is handed to the producer (§2.8)
             }
             inFlight.incrementAndGet();
+            if (stopped) { // pairs with the write in stop(), made before it released the upstream's token
+                finishOne();
+                return;
+            }
+            final ProducerRecord<K, V> record = recordOf.apply(element);
             try {
-                producer.send(record, (metadata, exception) -> complete(record, metadata, exception));
+                producer.send(record, (metadata, exception) -> complete(element, metadata, exception));
             } catch (RuntimeException e) {
                 // NOTE: KafkaProducer.send reports most failures through the callback; what it throws (a closed
                 // producer, an interrupted wait) completes the record here, once.
-                complete(record, null, e);
+                complete(element, null, e);
             }
         }
 
-        private void complete(ProducerRecord<K, V> record, RecordMetadata metadata, Exception exception) {
-            // uses the slot reserved when this record was requested: never full; false only once cancelled
-            ring.sendReserved(new Result<>(record, exception == null ? metadata : null, exception));
+        private void complete(E element, RecordMetadata metadata, Exception exception) {
+            if (exception == null || !stopOnError) {
+                // uses the slot reserved when this record was requested: never full; false only once cancelled
+                ring.sendReserved(resultOf.of(element, exception == null ? metadata : null, exception));
+            } else {
+                stop(exception);
+                ring.releaseReserved(1L); // the failed record gets no result: its slot goes back
+            }
+            finishOne();
+        }
+
+        /** The first failure under {@code stopOnError}: stop sending, cancel the upstream, end with the failure. */
+        private void stop(Exception exception) {
+            FAILURE.compareAndSet(this, null, exception); // an earlier upstream error or failure stays first
+            // NOTE: two failures may stop at once: the cancel is idempotent (§3.7), the release happens once
+            stopped = true;
+            requestMore(); // the loop cancels the upstream, serially with requests (§2.7)
+            releaseUpstream(); // the upstream may never signal again after the cancel (§3.13)
+        }
+
+        private void finishOne() {
             if (inFlight.decrementAndGet() == 0L) {
                 terminate();
+            }
+        }
+
+        private void releaseUpstream() {
+            if (UPSTREAM_RELEASED.compareAndSet(this, false, true)) {
+                finishOne();
             }
         }
 
@@ -302,10 +498,8 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
                 return;
             }
             done = true;
-            error = t;
-            if (inFlight.decrementAndGet() == 0L) { // releases 'error' to whoever reaches zero
-                terminate();
-            }
+            FAILURE.compareAndSet(this, null, t); // after a stop, the stop's failure stays first
+            releaseUpstream(); // the CAS and the decrement publish 'failure' to whoever reaches zero
         }
 
         @Override
@@ -314,17 +508,18 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
                 return;
             }
             done = true;
-            if (inFlight.decrementAndGet() == 0L) {
-                terminate();
-            }
+            releaseUpstream();
         }
 
         private void terminate() {
-            final Throwable error = this.error; // after the decrement that published it
-            if (error == null) {
+            if (!TERMINATED.compareAndSet(this, false, true)) {
+                return;
+            }
+            final Throwable failure = this.failure; // after the decrement that published it
+            if (failure == null) {
                 results.close();
             } else {
-                results.closeExceptionally(error);
+                results.closeExceptionally(failure);
             }
         }
 
@@ -343,12 +538,12 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
             for (;;) {
                 final Subscription s = upstream;
                 if (s != null) {
-                    if (cancelled) {
+                    if (cancelled || stopped) {
                         s.cancel();
                     } else {
                         for (;;) {
-                            if (ring.isClosed()) {
-                                break;
+                            if (ring.isClosed() || cancelled || stopped) {
+                                break; // a cancel or a stop during a request: the next pass cancels
                             }
                             final int n = ring.reserve(ring.capacity());
                             if (n > 0) {
@@ -368,13 +563,12 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
     }
 
     /** Passes the results through; a downstream cancel (or a failing downstream) also cancels the upstream. */
-    private static final class CancelRelay<K, V> implements Subscriber<Result<K, V>> {
-        private final Subscriber<? super Result<K, V>> downstream;
-        private final SendSubscriber<K, V> sends;
-        private final Mailbox<Result<K, V>> results;
+    private static final class CancelRelay<R> implements Subscriber<R> {
+        private final Subscriber<? super R> downstream;
+        private final SendSubscriber<?, ?, ?, ?> sends;
+        private final Mailbox<R> results;
 
-        CancelRelay(Subscriber<? super Result<K, V>> downstream, SendSubscriber<K, V> sends,
-                Mailbox<Result<K, V>> results) {
+        CancelRelay(Subscriber<? super R> downstream, SendSubscriber<?, ?, ?, ?> sends, Mailbox<R> results) {
             this.downstream = downstream;
             this.sends = sends;
             this.results = results;
@@ -397,13 +591,13 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         }
 
         @Override
-        public void onNext(Result<K, V> result) {
+        public void onNext(R result) {
             downstream.onNext(result);
         }
 
         @Override
         public void onError(Throwable t) {
-            stopUpstream(); // the upstream failed (then this is a no-op), or the downstream threw from onNext
+            stopUpstream(); // the upstream failed or a send stopped (then this is a no-op), or onNext threw
             downstream.onError(t);
         }
 
@@ -427,6 +621,7 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
     public static final class Builder<K, V> {
         private final Map<String, Object> config;
         private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+        private boolean stopOnError = DEFAULT_STOP_ON_ERROR;
         private Executor resultExecutor;
 
         Builder(Map<String, Object> config) {
@@ -444,6 +639,28 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
                         + MailboxRing.MAX_CAPACITY + ")");
             }
             this.maxInFlight = maxInFlight;
+            return this;
+        }
+
+        /**
+         * What a failed send does to its subscription (see the class comment, "Failed sends"): {@code true} ends
+         * the results stream with {@code onError} at the first failure and sends nothing after it; {@code false}
+         * publishes each failure as a result and goes on sending.
+         *
+         * <p>Default {@value KafkaMailboxSender#DEFAULT_STOP_ON_ERROR}, as reactor-kafka's
+         * {@code SenderOptions.stopOnError}, and for two reasons of its own. A failed record leaves a hole in its
+         * partition: the records sent after it land past it, so going on by default would turn a failure into a
+         * silent reordering for the record's key. And a stream whose failures are results completes normally
+         * however many records failed, so a downstream that never looks at {@link Result#isSuccess()} (a
+         * {@code then()}, a {@code blockLast()}) would lose them without a sign; a stop makes it see the error.
+         * Choose {@code false} to handle failures per record (a dead-letter topic, a retry), with
+         * {@code retries} and {@code delivery.timeout.ms} deciding when Kafka gives a record up.
+         *
+         * @param stopOnError whether the first failed send stops the subscription
+         * @return this
+         */
+        public Builder<K, V> stopOnError(boolean stopOnError) {
+            this.stopOnError = stopOnError;
             return this;
         }
 

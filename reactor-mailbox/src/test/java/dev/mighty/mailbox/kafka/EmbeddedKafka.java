@@ -136,7 +136,12 @@ final class EmbeddedKafka implements AutoCloseable {
      * before that can be lost).
      */
     void createTopic(String topic, int partitions) throws Exception {
-        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all()
+        createTopic(topic, partitions, Map.of());
+    }
+
+    /** As {@link #createTopic(String, int)}, with topic configs (e.g. {@code max.message.bytes}). */
+    void createTopic(String topic, int partitions, Map<String, String> configs) throws Exception {
+        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs))).all()
                 .get(ADMIN_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         final Map<TopicPartition, OffsetSpec> request = new HashMap<>();
         for (int p = 0; p < partitions; p++) {

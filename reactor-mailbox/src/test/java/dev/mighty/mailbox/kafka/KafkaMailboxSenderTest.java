@@ -12,6 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -22,6 +23,7 @@ import org.apache.kafka.clients.producer.ProducerInterceptor;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.BeforeAll;
@@ -29,6 +31,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscription;
 import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
 
@@ -151,7 +155,7 @@ class KafkaMailboxSenderTest {
     }
 
     @Test
-    void shouldReportAFailedSendAsAResultAndGoOnWhenARecordCannotBeSerialized() throws Exception {
+    void shouldReportAFailedSendAsAResultAndGoOnWhenARecordCannotBeSerializedAndStopOnErrorIsOff() throws Exception {
         final String topic = "picky";
         kafka.createTopic(topic, 1);
         final Map<String, Object> config = producerConfig(kafka);
@@ -159,6 +163,7 @@ class KafkaMailboxSenderTest {
         final List<KafkaMailboxSender.Result<String, String>> results = new ArrayList<>();
         try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(config)
                 .maxInFlight(4)
+                .stopOnError(false)
                 .build()) {
             final Flux<ProducerRecord<String, String>> records = Flux.just("a", "bad", "c")
                     .map(v -> new ProducerRecord<>(topic, 0, null, v));
@@ -218,6 +223,185 @@ class KafkaMailboxSenderTest {
         assertThat(cancelled.get()).isEqualTo(1);
     }
 
+    // ------------------------------------------------------------------ correlation and stopOnError
+
+    private static Flux<KafkaMailboxSender.CorrelatedRecord<String, String, Integer>> correlated(String topic,
+            int count, int big, AtomicInteger emitted, AtomicInteger cancels) {
+        return Flux.range(0, count)
+                .map(i -> KafkaMailboxSender.CorrelatedRecord.of(
+                        new ProducerRecord<String, String>(topic, 0, null, i == big ? "x".repeat(4_000) : "v-" + i),
+                        i))
+                .doOnNext(r -> emitted.incrementAndGet())
+                .doOnCancel(cancels::incrementAndGet);
+    }
+
+    @Test
+    void shouldHandEachCorrelationBackWithItsResultInSendOrderWhenSendingCorrelated() throws Exception {
+        final String topic = "correlated";
+        final int count = 2_000;
+        kafka.createTopic(topic, 1);
+        final List<KafkaMailboxSender.CorrelatedResult<String, String, Integer>> results = new ArrayList<>();
+        try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(
+                producerConfig(kafka)).maxInFlight(64).build()) {
+            StepVerifier.create(Flux.from(sender.sendCorrelated(
+                            correlated(topic, count, -1, new AtomicInteger(), new AtomicInteger())))
+                            .doOnNext(results::add))
+                    .expectNextCount(count)
+                    .expectComplete()
+                    .verify(KafkaTestSupport.WAIT);
+        }
+        // one partition: Kafka completes the sends in send order, so correlation i comes i-th, with its own record
+        for (int i = 0; i < count; i++) {
+            final KafkaMailboxSender.CorrelatedResult<String, String, Integer> r = results.get(i);
+            assertThat(r.isSuccess()).as("%s", r).isTrue();
+            assertThat(r.correlation()).isEqualTo(i);
+            assertThat(r.record().value()).isEqualTo("v-" + i);
+            assertThat(r.metadata().offset()).isEqualTo(i);
+        }
+        assertThat(kafka.endOffsets(topic, 1)).containsEntry(new TopicPartition(topic, 0), (long) count);
+    }
+
+    @Test
+    void shouldEndWithTheFirstFailureAndSendNothingAfterItWhenStopOnErrorIsOn() throws Exception {
+        final String topic = "stop-on-error";
+        final int big = 50;
+        kafka.createTopic(topic, 1);
+        final Map<String, Object> config = producerConfig(kafka);
+        config.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1024); // record 50 fails in KafkaProducer.send
+        final List<KafkaMailboxSender.CorrelatedResult<String, String, Integer>> results = new ArrayList<>();
+        final AtomicInteger emitted = new AtomicInteger();
+        final AtomicBoolean cancelled = new AtomicBoolean();
+        final List<KafkaMailboxSender.CorrelatedRecord<String, String, Integer>> records =
+                correlated(topic, 200, big, new AtomicInteger(), new AtomicInteger()).collectList().block();
+        try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(config)
+                .maxInFlight(64)
+                .stopOnError(true)
+                .build()) {
+            StepVerifier.create(Flux.from(sender.sendCorrelated(finishingRequests(records, emitted, cancelled)))
+                            .doOnNext(results::add))
+                    .thenConsumeWhile(r -> true)
+                    .expectError(RecordTooLargeException.class)
+                    .verify(KafkaTestSupport.WAIT);
+        }
+        // the sends before the failure were in flight: each completed and was published; the failed record got
+        // no result, and none of the records the upstream delivered after it reached the producer
+        assertThat(results).extracting(KafkaMailboxSender.CorrelatedResult::correlation)
+                .containsExactlyElementsOf(range(0, big));
+        assertThat(results).allMatch(KafkaMailboxSender.Result::isSuccess);
+        assertThat(emitted.get()).as("records delivered after the failed one").isGreaterThan(big + 1);
+        assertThat(kafka.endOffsets(topic, 1)).containsEntry(new TopicPartition(topic, 0), (long) big);
+        assertThat(cancelled).isTrue();
+    }
+
+    /**
+     * Emits {@code items} as they are requested, on the requesting thread, and still emits what was requested
+     * before a cancel (§2.8 has a subscriber expect that; a Reactor source would stop at once): so the records
+     * an upstream delivers after a {@code stopOnError} stop really reach the sender. Requests are serial (§2.7).
+     */
+    private static <T> Publisher<T> finishingRequests(List<T> items, AtomicInteger emitted, AtomicBoolean cancelled) {
+        return subscriber -> subscriber.onSubscribe(new Subscription() {
+            private final AtomicLong requested = new AtomicLong();
+            private final AtomicInteger wip = new AtomicInteger();
+            private int index; // under wip
+            private boolean done; // under wip
+
+            @Override
+            public void request(long n) {
+                if (!cancelled.get()) {
+                    requested.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b);
+                }
+                if (wip.getAndIncrement() != 0) {
+                    return; // re-entrant (from onNext): the running loop emits it
+                }
+                do {
+                    while (!done && index < items.size() && requested.get() > 0) {
+                        requested.decrementAndGet();
+                        emitted.incrementAndGet();
+                        subscriber.onNext(items.get(index++));
+                    }
+                    if (!done && index == items.size() && !cancelled.get()) {
+                        done = true;
+                        subscriber.onComplete();
+                    }
+                } while (wip.decrementAndGet() != 0);
+            }
+
+            @Override
+            public void cancel() {
+                cancelled.set(true); // what was requested before still comes
+            }
+        });
+    }
+
+    @Test
+    void shouldStopAtABrokerRejectionOnTheIoThreadByDefault() throws Exception {
+        final String topic = "stop-on-broker-error";
+        final int big = 5;
+        kafka.createTopic(topic, 1, Map.of("max.message.bytes", "1024")); // record 5: the broker refuses it
+        final List<KafkaMailboxSender.CorrelatedResult<String, String, Integer>> results = new ArrayList<>();
+        final AtomicInteger emitted = new AtomicInteger();
+        final AtomicInteger cancels = new AtomicInteger();
+        try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(
+                producerConfig(kafka)).maxInFlight(1).build()) { // stopOnError: the default
+            StepVerifier.create(Flux.from(sender.sendCorrelated(correlated(topic, 20, big, emitted, cancels)))
+                            .doOnNext(results::add))
+                    .thenConsumeWhile(r -> true)
+                    .expectError(RecordTooLargeException.class)
+                    .verify(KafkaTestSupport.WAIT);
+        }
+        // one slot: record i is requested only after record i - 1's result was taken, so the upstream delivered
+        // exactly the records up to the failed one, and was cancelled before it delivered another
+        assertThat(results).extracting(KafkaMailboxSender.CorrelatedResult::correlation)
+                .containsExactlyElementsOf(range(0, big));
+        assertThat(emitted.get()).isEqualTo(big + 1);
+        assertThat(cancels.get()).isEqualTo(1);
+        assertThat(kafka.endOffsets(topic, 1)).containsEntry(new TopicPartition(topic, 0), (long) big);
+    }
+
+    @Test
+    void shouldReportTheFailureWithItsCorrelationAndGoOnWhenStopOnErrorIsOff() throws Exception {
+        final String topic = "go-on-error";
+        final int big = 50;
+        final int count = 100;
+        kafka.createTopic(topic, 1);
+        final Map<String, Object> config = producerConfig(kafka);
+        config.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1024);
+        final List<KafkaMailboxSender.CorrelatedResult<String, String, Integer>> results = new ArrayList<>();
+        final AtomicInteger cancels = new AtomicInteger();
+        try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(config)
+                .maxInFlight(64)
+                .stopOnError(false)
+                .build()) {
+            StepVerifier.create(Flux.from(sender.sendCorrelated(
+                            correlated(topic, count, big, new AtomicInteger(), cancels)))
+                            .doOnNext(results::add))
+                    .expectNextCount(count)
+                    .expectComplete()
+                    .verify(KafkaTestSupport.WAIT);
+        }
+        assertThat(results).filteredOn(r -> !r.isSuccess()).singleElement().satisfies(r -> {
+            assertThat(r.correlation()).isEqualTo(big);
+            assertThat(r.exception()).isInstanceOf(RecordTooLargeException.class);
+            assertThat(r.metadata()).isNull();
+        });
+        // the failure was reported while earlier sends were in flight; the successes keep their send order
+        final List<Integer> succeeded = new ArrayList<>(range(0, count));
+        succeeded.remove(Integer.valueOf(big));
+        assertThat(results).filteredOn(KafkaMailboxSender.Result::isSuccess)
+                .extracting(KafkaMailboxSender.CorrelatedResult::correlation)
+                .containsExactlyElementsOf(succeeded);
+        assertThat(cancels.get()).isZero();
+        assertThat(kafka.endOffsets(topic, 1)).containsEntry(new TopicPartition(topic, 0), (long) count - 1);
+    }
+
+    private static List<Integer> range(int from, int to) {
+        final List<Integer> out = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            out.add(i);
+        }
+        return out;
+    }
+
     @Test
     void shouldRejectBadArgumentsEarly() {
         final Map<String, Object> config = producerConfig(kafka);
@@ -226,6 +410,11 @@ class KafkaMailboxSenderTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("maxInFlight: 0 (expected: 1 .. 1073741824)");
         final KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(config).build();
         assertThatThrownBy(() -> sender.send(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> sender.sendCorrelated(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> KafkaMailboxSender.CorrelatedRecord.of(null, 1))
+                .isInstanceOf(NullPointerException.class);
+        assertThat(KafkaMailboxSender.CorrelatedRecord.of(new ProducerRecord<>("t", "v"), null).correlation())
+                .isNull();
         assertThatThrownBy(() -> sender.close(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
         sender.close();
         sender.close(); // idempotent

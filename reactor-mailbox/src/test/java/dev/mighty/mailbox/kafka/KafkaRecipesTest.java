@@ -13,6 +13,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.mighty.mailbox.DocRecipes;
 import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.kafka.KafkaMailboxSender.CorrelatedRecord;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -46,11 +47,13 @@ class KafkaRecipesTest {
     static void broker(EmbeddedKafka broker) throws Exception {
         kafka = broker;
         kafka.createTopic("orders", 3);
+        kafka.createTopic("audit-events", 1);
     }
 
     @Test
     void shouldSendThenReceiveAndAcknowledgeEveryOrderWhenRunningTheRecipes() throws Exception {
         final String bootstrapServers = kafka.bootstrapServers();
+        final List<Integer> confirmed = new CopyOnWriteArrayList<>();
         final List<String> failed = new CopyOnWriteArrayList<>();
 
         // tag::send[]
@@ -61,19 +64,35 @@ class KafkaRecipesTest {
 
         try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(producerConfig)
                 .maxInFlight(1024)                       // records sent and not yet taken as results
-                .build()) {
-            Flux<ProducerRecord<String, String>> orders = Flux.range(0, 10_000)
-                    .map(i -> new ProducerRecord<>("orders", "customer-" + i % 100, "order-" + i));
-            Flux.from(sender.send(orders))               // one result per record, in order of completion
-                    .filter(result -> !result.isSuccess())
-                    .doOnNext(result -> failed.add(result.record().value()))
-                    .blockLast();
+                .build()) {                              // stopOnError(true): the first failure ends the stream
+            Flux<CorrelatedRecord<String, String, Integer>> orders = Flux.range(0, 10_000)
+                    .map(i -> CorrelatedRecord.of(
+                            new ProducerRecord<>("orders", "customer-" + i % 100, "order-" + i), i));
+            Flux.from(sender.sendCorrelated(orders))     // one result per record, in order of completion
+                    .doOnNext(result -> confirmed.add(result.correlation()))   // the order's number, back
+                    .blockLast();                        // throws the first failure's exception
         }                                                // close(): flush, then close the producer
         // end::send[]
 
-        assertThat(failed).isEmpty();
+        assertThat(confirmed).hasSize(10_000).doesNotHaveDuplicates();
         final Map<TopicPartition, Long> ends = kafka.endOffsets("orders", 3);
         assertThat(ends.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(10_000L);
+
+        // tag::send-go-on[]
+        try (KafkaMailboxSender<String, String> sender = KafkaMailboxSender.<String, String>builder(producerConfig)
+                .stopOnError(false)                      // a failed send is a result, and sending goes on
+                .build()) {
+            Flux<ProducerRecord<String, String>> events = Flux.range(0, 1_000)
+                    .map(i -> new ProducerRecord<>("audit-events", "event-" + i));
+            Flux.from(sender.send(events))
+                    .filter(result -> !result.isSuccess())
+                    .doOnNext(result -> failed.add(result.record().value()))   // e.g. to a dead-letter store
+                    .blockLast();                        // completes however many failed
+        }
+        // end::send-go-on[]
+
+        assertThat(failed).isEmpty();
+        assertThat(kafka.endOffsets("audit-events", 1)).containsEntry(new TopicPartition("audit-events", 0), 1_000L);
 
         final Set<String> processed = ConcurrentHashMap.newKeySet();
         final Scheduler scheduler = Schedulers.newSingle("orders");
@@ -178,6 +197,6 @@ class KafkaRecipesTest {
     @Test
     void shouldShowEveryRecipeVerbatimInTheKafkaDoc() throws IOException {
         DocRecipes.assertShownVerbatim("src/test/java/dev/mighty/mailbox/kafka/KafkaRecipesTest.java", "docs/kafka.md",
-                "send", "receive", "recv-loop", "receive-flux");
+                "send", "send-go-on", "receive", "recv-loop", "receive-flux");
     }
 }
