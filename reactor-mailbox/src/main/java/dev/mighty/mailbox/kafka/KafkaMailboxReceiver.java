@@ -585,8 +585,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
 
     /**
      * The receiver's figures for monitoring (partitions assigned and paused, records unacknowledged, the oldest
-     * one's age, the consumer's lag, commits and their latency); {@code dev.mighty.mailbox.micrometer.KafkaReceiverMetrics}
-     * turns them into meters. Any thread; wait-free, allocates nothing.
+     * one's age, the consumer's lag, commits and their latency);
+     * {@code dev.mighty.mailbox.micrometer.KafkaReceiverMetrics} turns them into meters. Any thread; wait-free, allocates nothing.
      * <p>The poll thread refreshes the snapshot at a turn at least 100 ms after the last refresh (the lag at most once
      * a second), after each commit it completes, and when it finishes; before {@link #start()} every figure is 0 (the
      * lag -1). Refreshing costs the poll thread a scan of each partition's ledger from its oldest unacknowledged record

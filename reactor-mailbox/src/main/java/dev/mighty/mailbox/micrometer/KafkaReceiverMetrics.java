@@ -178,7 +178,8 @@ public final class KafkaReceiverMetrics implements MeterBinder {
         gauge(registry, "assigned", r, s -> s.assignedPartitions(), PARTITIONS,
                 "Partitions assigned to the receiver now");
         gauge(registry, "paused", r, s -> s.pausedPartitions(), PARTITIONS,
-                "Assigned partitions paused now: all while the mailbox has no room for a poll, else those at the bound");
+                "Assigned partitions paused now: all while the mailbox has no room for a poll, else those at the"
+                        + " bound");
         gauge(registry, "at.bound", r, s -> s.partitionsAtBound(), PARTITIONS,
                 "Partitions paused because their unacknowledged records reached maxUnacknowledged");
         gauge(registry, "unacknowledged", r, s -> s.unacknowledged(), RECORDS,

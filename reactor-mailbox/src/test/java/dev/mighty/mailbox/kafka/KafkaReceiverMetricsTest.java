@@ -6,6 +6,7 @@ import static dev.mighty.mailbox.kafka.KafkaTestSupport.loadTopic;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,9 +15,11 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
+import dev.mighty.mailbox.DocRecipes;
 import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.micrometer.KafkaReceiverMetrics;
+import dev.mighty.mailbox.micrometer.MailboxMetrics;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -60,13 +63,20 @@ class KafkaReceiverMetricsTest {
                 .capacity(64)
                 .commitInterval(Duration.ofMillis(100))
                 .build();
-        assertThat(KafkaReceiverMetrics.monitor(registry, receiver, "service", "billing")).isSameAs(receiver);
-        assertThat(registry.getMeters().stream().map(KafkaReceiverMetricsTest::key).collect(Collectors.toList()))
+        // tag::monitor[]
+        KafkaReceiverMetrics.monitor(registry, receiver, "service", "shipping");
+        MailboxMetrics.monitor(registry, receiver.mailbox(), "service", "shipping"); // the mailbox's meters too
+        // end::monitor[]
+        final List<Meter> ours = registry.getMeters().stream()
+                .filter(m -> m.getId().getName().startsWith("kafka.receiver.")).collect(Collectors.toList());
+        assertThat(ours.stream().map(KafkaReceiverMetricsTest::key).collect(Collectors.toList()))
                 .containsExactlyInAnyOrderElementsOf(METERS);
-        for (Meter meter : registry.getMeters()) {
-            assertThat(meter.getId().getTags()).as(meter.getId().getName()).contains(
-                    Tag.of("group", "meters-acks-group"), Tag.of("topics", "meters-acks"), Tag.of("service", "billing"));
+        for (Meter meter : ours) {
+            assertThat(meter.getId().getTags()).as(meter.getId().getName())
+                    .contains(Tag.of("group", "meters-acks-group"), Tag.of("topics", "meters-acks"),
+                            Tag.of("service", "shipping"));
         }
+        assertThat(KafkaReceiverMetrics.monitor(new SimpleMeterRegistry(), receiver, Tags.empty())).isSameAs(receiver);
         assertThat(value("kafka.receiver.lag")).as("not started: no lag known").isNaN();
         assertThat(value("kafka.receiver.assigned")).isZero();
 
@@ -188,6 +198,12 @@ class KafkaReceiverMetricsTest {
         } finally {
             receiver.close();
         }
+    }
+
+    @Test
+    void shouldShowTheMonitoringSnippetVerbatimInTheKafkaDoc() throws IOException {
+        DocRecipes.assertShownVerbatim("src/test/java/dev/mighty/mailbox/kafka/KafkaReceiverMetricsTest.java",
+                "docs/kafka.md", "monitor");
     }
 
     // ------------------------------------------------------------------ helpers
