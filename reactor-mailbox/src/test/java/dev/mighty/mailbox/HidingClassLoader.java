@@ -16,12 +16,12 @@ import org.reactivestreams.Publisher;
 public final class HidingClassLoader extends URLClassLoader {
     /** Every class name this loader refused, in order. */
     public final List<String> refused = new CopyOnWriteArrayList<>();
-    private final String hiddenPrefix;
+    private final List<String> hiddenPrefixes;
     private final String dependency;
 
-    private HidingClassLoader(String hiddenPrefix, String dependency, URL[] urls) {
+    private HidingClassLoader(List<String> hiddenPrefixes, String dependency, URL[] urls) {
         super("no-" + dependency, urls, ClassLoader.getPlatformClassLoader());
-        this.hiddenPrefix = hiddenPrefix;
+        this.hiddenPrefixes = List.copyOf(hiddenPrefixes);
         this.dependency = dependency;
     }
 
@@ -45,13 +45,26 @@ public final class HidingClassLoader extends URLClassLoader {
      */
     public static HidingClassLoader without(String hiddenPrefix, String dependency, Class<?>... alsoVisible)
             throws ClassNotFoundException {
+        return without(List.of(hiddenPrefix), dependency, alsoVisible);
+    }
+
+    /**
+     * As {@link #without(String, String, Class[])}, refusing every class under any of {@code hiddenPrefixes}.
+     *
+     * @param hiddenPrefixes the package prefixes to refuse, e.g. {@code "reactor."} and {@code "io.micrometer."}
+     * @param dependency     the optional dependencies' names, for the refusal's message
+     * @param alsoVisible    classes whose code sources are added to the loader's locations
+     * @return a loader over the library, its compile dependencies and those locations
+     */
+    public static HidingClassLoader without(List<String> hiddenPrefixes, String dependency, Class<?>... alsoVisible)
+            throws ClassNotFoundException {
         final URL[] urls = new URL[2 + alsoVisible.length];
         urls[0] = locationOf(Mailbox.class);   // reactor-mailbox/target/classes
         urls[1] = locationOf(Publisher.class); // reactive-streams
         for (int i = 0; i < alsoVisible.length; i++) {
             urls[2 + i] = locationOf(alsoVisible[i]);
         }
-        return new HidingClassLoader(hiddenPrefix, dependency, urls);
+        return new HidingClassLoader(hiddenPrefixes, dependency, urls);
     }
 
     private static URL locationOf(Class<?> type) {
@@ -60,9 +73,11 @@ public final class HidingClassLoader extends URLClassLoader {
 
     @Override
     protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-        if (name.startsWith(hiddenPrefix)) {
-            refused.add(name);
-            throw new ClassNotFoundException(name + " (hidden: " + dependency + " is optional)");
+        for (String hidden : hiddenPrefixes) {
+            if (name.startsWith(hidden)) {
+                refused.add(name);
+                throw new ClassNotFoundException(name + " (hidden: " + dependency + " is optional)");
+            }
         }
         return super.loadClass(name, resolve);
     }

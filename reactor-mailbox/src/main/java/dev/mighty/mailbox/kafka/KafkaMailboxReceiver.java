@@ -11,6 +11,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -134,6 +135,12 @@ import reactor.core.scheduler.Scheduler;
  * episode), a close that returns before the poll thread finished (WARNING), fatal errors (ERROR) and the close
  * (INFO). A line names the topics and the group id, never any other configuration value.
  *
+ * <h2>Monitoring</h2>
+ * {@link #stats()} is a snapshot of the receiver's figures (partitions assigned and paused, records unacknowledged
+ * and the oldest one's age, the consumer's lag, commits and their latency), made by the poll thread and readable from
+ * any thread; {@code dev.mighty.mailbox.micrometer.KafkaReceiverMetrics} binds it to a Micrometer registry
+ * (micrometer-core is optional: the receiver neither needs nor loads it).
+ *
  * <h2>Errors</h2>
  * A fatal poll or commit error ends the stream: the receiver commits what is acknowledged, closes the consumer
  * and closes the mailbox exceptionally with the error (the consumer face sees it after draining: {@code onError},
@@ -198,6 +205,10 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private static final Duration FATAL_FINISH = Duration.ofSeconds(5);
     /** How long a partition paused at {@code maxUnacknowledged} or an open oldest record lasts before a warning. */
     static final long LONG_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** The least time between two refreshes of the {@link #stats()} snapshot's ledger figures. */
+    static final long STATS_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** The least time between two refreshes of the snapshot's lag (a {@code currentLag} per assigned partition). */
+    static final long LAG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** How long periodic (asynchronous) commits may fail with a non-retriable error before that is fatal. */
     private static final long COMMIT_FAILURE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
@@ -225,6 +236,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private final ConcurrentLinkedQueue<ConsumerTask> consumerTasks = new ConcurrentLinkedQueue<>();
     /** For log lines and thread names: the topics and the group id (never anything else of the configuration). */
     private final String label;
+    private final String groupId;
+    /** The topics as {@link KafkaReceiverStats#topics()} gives them. */
+    private final String topicsLabel;
     private final int maxUnacknowledged;
     private final Duration receiveCloseTimeout;
     private final AtomicBoolean receiveClaimed = new AtomicBoolean();
@@ -269,6 +283,11 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private volatile long oldestUnacknowledgedNanos;
     /** How many partitions are paused at maxUnacknowledged; written by the poll thread. */
     private volatile int partitionsAtBound;
+    /**
+     * The last snapshot of {@link #stats()}: an immutable record written (volatile store) by the poll thread only,
+     * read by any thread.
+     */
+    private volatile KafkaReceiverStats stats;
     /** Set (with STOPPING) by {@link #halt()}: stop without waiting and without a final commit. */
     private volatile boolean halted;
     /** Written by the poll thread only. */
@@ -294,6 +313,16 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private long lastCommit;
     /** A fatal error met inside a rebalance callback, rethrown after the poll returns. */
     private RuntimeException callbackFailure;
+    /** When {@link #stats} was last refreshed, and its lag; the lag of that refresh (-1: not known). */
+    private long lastStatsRefresh;
+    private long lastLagRefresh;
+    private long lag = -1L;
+    /** Commits completed, each way, their total times and the last one's ({@link #stats}). */
+    private long commits;
+    private long failedCommits;
+    private long commitNanos;
+    private long failedCommitNanos;
+    private long lastCommitNanos;
 
     private KafkaMailboxReceiver(Builder<K, V> builder) {
         this.topicPattern = builder.topicPattern;
@@ -308,7 +337,10 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             this.topics = assignment.stream().map(TopicPartition::topic).distinct().sorted()
                     .collect(java.util.stream.Collectors.toUnmodifiableList());
         }
-        this.label = String.join(",", topics) + " group=" + builder.config.get(ConsumerConfig.GROUP_ID_CONFIG);
+        this.groupId = String.valueOf(builder.config.get(ConsumerConfig.GROUP_ID_CONFIG));
+        this.topicsLabel = String.join(",", topics);
+        this.label = topicsLabel + " group=" + groupId;
+        this.stats = new KafkaReceiverStats(groupId, topicsLabel, 0, 0, 0, 0L, 0L, -1L, 0L, 0L, 0L, 0L, 0L);
         this.maxUnacknowledged = builder.maxUnacknowledged;
         this.receiveCloseTimeout = builder.revocationTimeout;
         this.mailbox = Mailboxes.<ReceivedRecord<K, V>>builder().capacity(builder.capacity)
@@ -551,6 +583,24 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         return partitionsAtBound;
     }
 
+    /**
+     * The receiver's figures for monitoring (partitions assigned and paused, records unacknowledged, the oldest
+     * one's age, the consumer's lag, commits and their latency);
+     * {@code dev.mighty.mailbox.micrometer.KafkaReceiverMetrics} turns them into meters. Any thread; wait-free, allocates nothing.
+     * <p>The poll thread refreshes the snapshot at a turn at least 100 ms after the last refresh (the lag at most once
+     * a second), after each commit it completes, and when it finishes; before {@link #start()} every figure is 0 (the
+     * lag -1). Refreshing costs the poll thread a scan of each partition's ledger from its oldest unacknowledged record
+     * (one flag per record) and, once a second, a {@code Consumer.currentLag} per assigned partition (a local lookup
+     * for the classic protocol, a round trip to the consumer's background thread for {@code group.protocol=consumer});
+     * nothing is added to the acknowledgement path.
+     *
+     * @return the last snapshot: one cut of the poll thread's state at its refresh (see
+     *         {@link KafkaReceiverStats} for which figures are racy)
+     */
+    public KafkaReceiverStats stats() {
+        return stats;
+    }
+
     /** As {@link #close(Duration)} with {@link #DEFAULT_CLOSE_TIMEOUT}. */
     @Override
     public void close() {
@@ -680,6 +730,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 consumer.subscribe(topics, rebalance);
             }
             lastCommit = lastPoll = System.nanoTime();
+            lastStatsRefresh = lastLagRefresh = lastPoll - LAG_INTERVAL_NANOS; // the first turn refreshes stats()
             while (state.get() == RUNNING) {
                 if (ring.isClosed()) {
                     break; // closed by someone else: stop as for close(ZERO)
@@ -725,12 +776,21 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      */
     private void checkBounds() {
         final long now = System.nanoTime();
+        final boolean refresh = now - lastStatsRefresh >= STATS_INTERVAL_NANOS;
         long oldest = 0L;
+        long open = 0L;
         List<TopicPartition> toPause = null;
         List<TopicPartition> toResume = null;
         for (PartitionAcks ledger : ledgers.values()) {
             final TopicPartition partition = ledger.partition;
-            final boolean over = ledger.unacknowledged(maxUnacknowledged) >= maxUnacknowledged;
+            final long unacknowledged;
+            if (refresh) {
+                unacknowledged = ledger.unacknowledged(); // exact, a scan of the open span: for stats()
+                open += unacknowledged;
+            } else {
+                unacknowledged = ledger.unacknowledged(maxUnacknowledged);
+            }
+            final boolean over = unacknowledged >= maxUnacknowledged;
             if (over && atBound.add(partition)) {
                 (toPause == null ? toPause = new ArrayList<>() : toPause).add(partition);
             } else if (!over && atBound.remove(partition)) {
@@ -759,6 +819,55 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
         oldestUnacknowledgedNanos = oldest;
         partitionsAtBound = atBound.size();
+        if (refresh) {
+            lastStatsRefresh = now;
+            if (now - lastLagRefresh >= LAG_INTERVAL_NANOS) {
+                lastLagRefresh = now;
+                lag = currentLag();
+            }
+            final int assigned = ledgers.size();
+            stats = new KafkaReceiverStats(groupId, topicsLabel, assigned,
+                    paused ? assigned : atBound.size(), atBound.size(), open, oldest, lag, commits, failedCommits,
+                    commitNanos, failedCommitNanos, lastCommitNanos);
+        }
+    }
+
+    /**
+     * @return the consumer's lag summed over the assigned partitions whose lag it knows, or -1 if it knows none.
+     *         Poll thread.
+     */
+    private long currentLag() {
+        long sum = 0L;
+        boolean known = false;
+        for (TopicPartition partition : ledgers.keySet()) {
+            final OptionalLong partitionLag;
+            try {
+                partitionLag = consumer.currentLag(partition);
+            } catch (WakeupException e) {
+                consumer.wakeup(); // close() woke us: leave the wake-up to the poll that follows, and stop here
+                break;
+            } catch (RuntimeException e) {
+                continue; // e.g. not assigned any more: not known (a figure never fails the receiver)
+            }
+            if (partitionLag.isPresent()) {
+                sum += partitionLag.getAsLong();
+                known = true;
+            }
+        }
+        return known ? sum : -1L;
+    }
+
+    /** Poll thread: a commit completed after {@code nanos}; republishes {@link #stats} with it. */
+    private void commitDone(boolean succeeded, long nanos) {
+        if (succeeded) {
+            commits++;
+            commitNanos += nanos;
+        } else {
+            failedCommits++;
+            failedCommitNanos += nanos;
+        }
+        lastCommitNanos = nanos;
+        stats = stats.withCommits(commits, failedCommits, commitNanos, failedCommitNanos, lastCommitNanos);
     }
 
     /**
@@ -1086,7 +1195,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         if (offsets.isEmpty()) {
             return;
         }
+        final long start = System.nanoTime();
         consumer.commitAsync(offsets, (done, error) -> {
+            commitDone(error == null, System.nanoTime() - start);
             if (error == null) {
                 commitFailingSince = 0L;
                 committed(which, offsets);
@@ -1122,7 +1233,16 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         if (offsets.isEmpty()) {
             return;
         }
-        if (commitSync(offsets, timeout)) {
+        final long start = System.nanoTime();
+        final boolean done;
+        try {
+            done = commitSync(offsets, timeout);
+        } catch (RuntimeException e) {
+            commitDone(false, System.nanoTime() - start);
+            throw e;
+        }
+        commitDone(done, System.nanoTime() - start);
+        if (done) {
             committed(which, offsets);
         }
     }
@@ -1233,6 +1353,10 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 permits = 0;
             }
             paused = false;
+            oldestUnacknowledgedNanos = 0L;
+            partitionsAtBound = 0;
+            stats = new KafkaReceiverStats(groupId, topicsLabel, 0, 0, 0, 0L, 0L, -1L, commits, failedCommits,
+                    commitNanos, failedCommitNanos, lastCommitNanos); // nothing assigned any more
             state.set(CLOSED);
             if (cause == null) {
                 mailbox.close();

@@ -311,6 +311,32 @@ final class PartitionAcks {
     }
 
     /**
+     * @return how many delivered entries are not acknowledged, exactly (as of each flag's acquire load); trims
+     *         first, then scans the open span (oldest unacknowledged entry to newest), one flag per entry. For the
+     *         receiver's statistics, at most every 100 ms. Poll thread.
+     */
+    long unacknowledged() {
+        commitOffset();
+        if (appended == trimmed) {
+            return 0L;
+        }
+        long open = 0L;
+        Chunk chunk = head;
+        int index = headIndex;
+        while (chunk != null) {
+            final int end = chunk == tail ? tailCount : CHUNK;
+            for (; index < end; index++) {
+                if ((byte) FLAG.getAcquire(chunk.acked, index) != ACKED) {
+                    open++;
+                }
+            }
+            chunk = chunk == tail ? null : chunk.next;
+            index = 0;
+        }
+        return open;
+    }
+
+    /**
      * @return nanoseconds the oldest unacknowledged entry has been the oldest (at most since its delivery), or 0
      *         when all are acknowledged. Poll thread.
      */

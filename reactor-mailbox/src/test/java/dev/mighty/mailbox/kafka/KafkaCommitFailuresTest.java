@@ -98,6 +98,8 @@ class KafkaCommitFailuresTest {
             assertThat(committedTo(group, ends)).as("a later periodic commit made it").isTrue();
             assertThat(consumer.get().injected.get()).isEqualTo(4);
             assertThat(receiver.mailbox().isClosed()).as("none of them was fatal").isFalse();
+            assertThat(eventually(() -> receiver.stats().failedCommits() >= 4 && receiver.stats().commits() > 0))
+                    .as("stats() counts each failed commit and the later successes: %s", receiver.stats()).isTrue();
         } finally {
             receiver.close(Duration.ofSeconds(5));
         }
@@ -117,6 +119,8 @@ class KafkaCommitFailuresTest {
         consumer.get().commitSyncFaults.add(new TimeoutException("injected"));
         receiver.close(Duration.ofSeconds(10)); // the third attempt of the final commit succeeds
         assertThat(consumer.get().injected.get()).isEqualTo(2);
+        assertThat(receiver.stats().commits()).as("one commit, its retries included").isEqualTo(1);
+        assertThat(receiver.stats().failedCommits()).isZero();
         assertThat(receiver.mailbox().closeCause()).isNull();
         assertThat(kafka.committed(group)).isEqualTo(ends);
     }

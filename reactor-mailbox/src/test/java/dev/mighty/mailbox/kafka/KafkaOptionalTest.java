@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.reflect.Method;
+import java.util.List;
 import java.util.function.Function;
 
 import dev.mighty.mailbox.HidingClassLoader;
@@ -28,17 +29,18 @@ import org.slf4j.LoggerFactory;
 class KafkaOptionalTest {
 
     /**
-     * reactor-core is optional for the Kafka glue too: only {@code receive()} and {@code ReceivedRecord.commit()}
-     * need it. The low-level path runs against the broker in a loader that has kafka-clients (and slf4j, which it
-     * needs) but refuses {@code reactor.*}.
+     * reactor-core and micrometer-core are optional for the Kafka glue too: only {@code receive()} and
+     * {@code ReceivedRecord.commit()} need reactor, only {@code KafkaReceiverMetrics} micrometer. The low-level path
+     * (with {@code stats()}) runs against the broker in a loader that has kafka-clients (and slf4j, which it needs)
+     * but refuses {@code reactor.*} and {@code io.micrometer.*}.
      */
     @Test
     void shouldReceiveAcknowledgeAndCloseThroughTheMailboxWhenReactorIsNotOnTheClassPath(EmbeddedKafka kafka)
             throws Exception {
         kafka.createTopic("no-reactor", 1);
         KafkaTestSupport.produce(kafka, "no-reactor", 1, 10);
-        try (HidingClassLoader loader = HidingClassLoader.without("reactor.", "reactor-core", KafkaConsumer.class,
-                LoggerFactory.class, NoReactorProbe.class)) {
+        try (HidingClassLoader loader = HidingClassLoader.without(List.of("reactor.", "io.micrometer."),
+                "reactor-core and micrometer-core", KafkaConsumer.class, LoggerFactory.class, NoReactorProbe.class)) {
             @SuppressWarnings("unchecked")
             final Function<String, String> probe = (Function<String, String>) Class
                     .forName(NoReactorProbe.class.getName(), true, loader).getConstructor().newInstance();
@@ -47,11 +49,11 @@ class KafkaOptionalTest {
             final ClassLoader previous = current.getContextClassLoader();
             current.setContextClassLoader(loader); // Kafka loads its plug-ins (metrics reporters) through it
             try {
-                assertThat(probe.apply(kafka.bootstrapServers() + " no-reactor")).isEqualTo("10 kv7");
+                assertThat(probe.apply(kafka.bootstrapServers() + " no-reactor")).isEqualTo("10 kv7 stats=0");
             } finally {
                 current.setContextClassLoader(previous);
             }
-            assertThat(loader.refused).as("nothing on the low-level path asked for reactor").isEmpty();
+            assertThat(loader.refused).as("nothing on the low-level path asked for reactor or micrometer").isEmpty();
         }
     }
 

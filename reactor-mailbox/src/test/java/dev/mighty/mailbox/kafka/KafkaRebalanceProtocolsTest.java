@@ -27,10 +27,10 @@ import reactor.core.Disposable;
 
 /**
  * A second member joins, then the first leaves, under the incremental rebalance protocols: the classic protocol with
- * the {@code CooperativeStickyAssignor} (only the partitions that move are revoked) and the KIP-848 {@code consumer}
- * protocol (the broker assigns; the shared broker runs its heartbeats every 500 ms). In both, every record is
- * acknowledged by the first member or delivered to the second, and no record the first acknowledged reaches the
- * second.
+ * the {@code CooperativeStickyAssignor} (only the partitions that move are revoked; its members heartbeat every
+ * 500 ms) and the KIP-848 {@code consumer} protocol (the broker assigns; the shared broker runs its heartbeats every
+ * 500 ms). In both, every record is acknowledged by the first member or delivered to the second, and no record the
+ * first acknowledged reaches the second.
  */
 @Tag("kafka")
 @Timeout(120)
@@ -45,8 +45,11 @@ class KafkaRebalanceProtocolsTest {
 
     @Test
     void shouldHandPartitionsOnWithNoDuplicateOfAnAcknowledgedRecordUnderCooperativeSticky() throws Exception {
+        // heartbeats every 500 ms (the default is 3 s), as the broker sets them for the consumer protocol: a member
+        // learns of a rebalance at its next heartbeat, and a cooperative hand-over takes two rebalances
         final Map<String, Object> config = Map.of(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic",
-                ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+                ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName(),
+                ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 500);
         handOver("coop", config);
     }
 

@@ -12,9 +12,10 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
- * Run by {@link KafkaOptionalTest} inside a loader without reactor-core: the low-level path of the receiver
- * (build, start, receive from the mailbox, acknowledge, close) must neither need nor load reactor. Takes the
- * bootstrap servers and a topic holding records ({@code "servers topic"}); returns how many records it took.
+ * Run by {@link KafkaOptionalTest} inside a loader without reactor-core and micrometer-core: the low-level path of
+ * the receiver (build, start, receive from the mailbox, acknowledge, read its stats, close) must neither need nor load
+ * them. Takes the bootstrap servers and a topic holding records ({@code "servers topic"}); returns how many records it
+ * took, and what {@code stats()} says once it is closed.
  */
 public final class NoReactorProbe implements Function<String, String> {
     @Override
@@ -42,11 +43,14 @@ public final class NoReactorProbe implements Function<String, String> {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
+            receiver.stats(); // while running
             receiver.close(Duration.ofSeconds(5));
         }
+        final KafkaReceiverStats stats = receiver.stats();
         // a ledger on its own, too: the record's shortcuts
         final ReceivedRecord<String, String> one = new PartitionAcks(new TopicPartition("t", 0), 1)
                 .deliver(new ConsumerRecord<>("t", 0, 7L, "k", "v"));
-        return taken + " " + one.key() + one.value() + one.offset();
+        return taken + " " + one.key() + one.value() + one.offset() + " stats="
+                + (stats.assignedPartitions() + stats.unacknowledged());
     }
 }

@@ -236,6 +236,31 @@ class PartitionAcksTest {
     }
 
     @Test
+    void shouldCountTheUnacknowledgedExactlyForTheStatsWhenAcksComeOutOfOrder() {
+        final PartitionAcks acks = new PartitionAcks(TP, 1);
+        assertThat(acks.unacknowledged()).isZero();
+        final List<ReceivedRecord<String, String>> delivered = new ArrayList<>();
+        for (long offset = 0; offset < 3 * PartitionAcks.CHUNK + 7; offset++) {
+            delivered.add(acks.deliver(record(offset)));
+        }
+        final int all = delivered.size();
+        assertThat(acks.unacknowledged()).isEqualTo(all);
+        for (int i = 1; i < all; i += 2) { // every odd one: the open span stays whole
+            delivered.get(i).acknowledge();
+        }
+        assertThat(acks.unacknowledged()).isEqualTo((all + 1) / 2);
+        assertThat(acks.unacknowledged(10_000)).as("the bound check's cheap path: the open span").isEqualTo(all);
+        delivered.get(0).acknowledge(); // the head moves past 0 and 1
+        delivered.get(0).acknowledge(); // idempotent
+        assertThat(acks.unacknowledged()).isEqualTo((all + 1) / 2 - 1);
+        for (int i = 0; i < all; i += 2) {
+            delivered.get(i).acknowledge();
+        }
+        assertThat(acks.unacknowledged()).isZero();
+        assertThat(acks.commitOffset()).isEqualTo(all);
+    }
+
+    @Test
     void shouldReportTheOldestUnacknowledgedAgeUntilItIsAcknowledged() throws Exception {
         final PartitionAcks acks = new PartitionAcks(TP, 1);
         assertThat(acks.oldestUnacknowledgedNanos(System.nanoTime())).isZero();
