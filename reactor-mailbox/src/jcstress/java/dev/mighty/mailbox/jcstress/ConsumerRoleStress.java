@@ -16,7 +16,7 @@ import dev.mighty.mailbox.internal.MailboxRing;
 /**
  * The consumer-role hand-over ({@code attachConsumer}/{@code detachConsumer}): never two holders; a newcomer
  * behind a cancelled holder is queued, not refused, and gets the role (woken once) when the holder detaches;
- * a newcomer behind a live holder or a live queued successor is refused.
+ * a newcomer behind a live holder or a live queued successor is refused; a role is handed over at most once.
  *
  * <p>Results report {@code attachConsumer}'s answer as 0 = {@code ROLE_ACQUIRED}, 1 = {@code ROLE_QUEUED},
  * 2 = {@code ROLE_REFUSED} ({@link Fixtures#role}).
@@ -28,8 +28,7 @@ public final class ConsumerRoleStress {
     /** A cancelled holder detaching vs a newcomer attaching; r2 = the newcomer's wakes, r3 = it holds the role. */
     @JCStressTest
     @Outcome(id = "0, 0, 1", expect = ACCEPTABLE,
-            desc = "the holder detached first → the newcomer found the role free and took it; or it queued after "
-                    + "the detach found no successor and handed the role to itself")
+            desc = "the holder detached first → the newcomer found the role free and took it")
     @Outcome(id = "1, 1, 1", expect = ACCEPTABLE,
             desc = "the newcomer queued behind the cancelled holder → the detach handed it the role and woke it")
     @Outcome(id = "1, 0, 0", expect = FORBIDDEN,
@@ -61,6 +60,56 @@ public final class ConsumerRoleStress {
         public void arbiter(III_Result r) {
             r.r2 = newcomer.get();
             r.r3 = ring.consumerRole() == newcomer ? 1 : 0;
+        }
+    }
+
+    /**
+     * A cancelled holder detaching vs a newcomer that attaches and, if it then holds the role, ends at once and
+     * gives it back (a subscriber that finds the mailbox closed and drained). r2 = it gave the role back, r3 = it
+     * holds the role at the end, r4 = its wakes. Pins "a role is handed over at most once": the hand-over used to
+     * be two CASes (holder, then next), and a detach between them left a stale successor that the newcomer's
+     * own detach handed the role back to (docs/reliability.md, Findings: a close racing a second subscription).
+     */
+    @JCStressTest
+    @Outcome(id = "0, 1, 0, 0", expect = ACCEPTABLE,
+            desc = "the holder detached first → the newcomer took the free role, then gave it back")
+    @Outcome(id = "1, 1, 0, 1", expect = ACCEPTABLE,
+            desc = "queued → the detach handed it the role and woke it → it gave the role back")
+    @Outcome(id = "1, 0, 1, 1", expect = ACCEPTABLE,
+            desc = "queued, and not yet handed the role when it looked → the detach handed it the role and woke it")
+    @Outcome(id = {"0, 1, 1, 0", "0, 1, 1, 1", "1, 1, 1, 1", "1, 1, 1, 2"}, expect = FORBIDDEN,
+            desc = "handed the role again after it gave it back: nobody would ever release it")
+    @Outcome(expect = FORBIDDEN, desc = "refused behind a cancelled holder, the role lost, or woken twice")
+    @State
+    public static class DetachVsAttachAndGiveBack {
+        final MailboxRing<Integer> ring = Fixtures.ring(Fixtures.filled(2, 0));
+        final Fixtures.Role holder = new Fixtures.Role();
+        final Fixtures.Role newcomer = new Fixtures.Role();
+
+        public DetachVsAttachAndGiveBack() {
+            ring.attachConsumer(holder);
+            holder.cancelled = true;
+        }
+
+        @Actor
+        public void detach() {
+            ring.detachConsumer(holder);
+        }
+
+        @Actor
+        public void attachAndGiveBack(IIII_Result r) {
+            r.r1 = Fixtures.role(ring.attachConsumer(newcomer));
+            if (ring.consumerRole() == newcomer) {
+                newcomer.cancelled = true;
+                ring.detachConsumer(newcomer);
+                r.r2 = 1;
+            }
+        }
+
+        @Arbiter
+        public void arbiter(IIII_Result r) {
+            r.r3 = ring.consumerRole() == newcomer ? 1 : 0;
+            r.r4 = newcomer.get();
         }
     }
 

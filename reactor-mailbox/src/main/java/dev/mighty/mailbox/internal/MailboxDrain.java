@@ -322,6 +322,10 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
                 // else: queued behind a cancelled holder; its detach hands us the role and wakes us
             } else if (!roleHeld && ring.consumerRole() == this) {
                 // The role was handed to us after we ended (cancelled while queued): pass it on (ConsumerRole rule).
+                // Only a role that never held it gets here: ConsumerRoles hands a role over at most once, so one
+                // that held the role and released it never gets it back. (That is why !roleHeld is enough: an
+                // overriding releaseRole leaves roleHeld set, and may defer its detach to a poll in progress,
+                // which this branch must not pre-empt.)
                 ring.detachConsumer(this);
             }
             missed = (int) WIP.getAndAdd(this, -missed) - missed;
