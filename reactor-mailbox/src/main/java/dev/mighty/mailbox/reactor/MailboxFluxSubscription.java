@@ -151,6 +151,12 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     private static final VarHandle POLLED;
     /** A poll under the lock found the mailbox closed and drained: the loop must end the stream. */
     private boolean endSeen;
+    /**
+     * The downstream's last poll took a message and it still had credit: it will poll again, so a drain pass that
+     * finds the mailbox empty need not register for it (see look()). Cleared by a poll that returns null, by
+     * {@code isEmpty()} answering true and when the credit is used up.
+     */
+    private boolean pollPhase;
 
     /** For scans: the stream ended with onComplete/onError. */
     private volatile boolean terminated;
@@ -278,6 +284,13 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         if (ring.size() != 0) {
             return SIGNAL; // messages, or a send in flight that poll() will wait for
         }
+        if (pollPhase) {
+            // The downstream's last poll took a message and it has credit: it polls again (Reactor's ASYNC
+            // convention: drain until null, or until demand runs out, which isEmpty() and creditUsed() see), and that
+            // poll registers or sees the end. A registration here, typically on publishOn's replenishing request
+            // in the middle of its loop, would only make the next send pay a wake-up for a poller that is running.
+            return ring.isTerminated() ? END : WAIT;
+        }
         if (ring.awaitData(this)) {
             return WAIT; // the next send, or the close, wakes us (wake() schedules the loop)
         }
@@ -370,6 +383,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
 
     /** Counts one message taken: producer wake-up check every {@code flushLimit}, demand check at the credit. */
     private void taken() {
+        pollPhase = true;
         if (++pending >= flushLimit) {
             flush();
         }
@@ -388,6 +402,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         }
         // The downstream took all it asked for and will pause. Wake the producers now, and if the mailbox is
         // empty register, so that a close reaches the downstream without new demand (onComplete needs none).
+        pollPhase = false;
         flush();
         if (!ring.awaitData(this) && ring.isTerminated()) {
             endSeen = true;
@@ -484,8 +499,8 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
                 message = ring.poll();
                 if (message != null) {
                     taken();
-                } else {
-                    message = pollEmpty();
+                } else if ((message = pollEmpty()) == null) {
+                    pollPhase = false; // registered, or the end: the next signal makes it poll again
                 }
                 end = endSeen;
                 endSeen = false;
@@ -515,6 +530,9 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         try {
             flush();
             empty = ring.size() == 0;
+            if (empty) {
+                pollPhase = false; // the downstream stops here until signalled
+            }
             if (empty && !isCancelled() && !ring.awaitData(this)) {
                 end = ring.isTerminated();
                 empty = end || ring.size() == 0;
