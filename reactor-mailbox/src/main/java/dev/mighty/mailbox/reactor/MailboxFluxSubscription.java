@@ -189,11 +189,11 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
      * empty linger precedes (a submit, an {@code unpark} and a context switch: 5-50 us on the machines of
      * docs/benchmarks.md) and far above the gap between two sends of a busy producer (tens of nanoseconds).
      */
-    static final long LINGER_MAX_NANOS = Long.getLong("mailbox.linger.max", 4_000L);
+    static final long LINGER_MAX_NANOS = 4_000L;
     /** Lingering earned per message polled: about what the poll and its delivery cost the thread. */
-    static final long LINGER_NANOS_PER_MESSAGE = Long.getLong("mailbox.linger.perMessage", 64L);
+    static final long LINGER_NANOS_PER_MESSAGE = 64L;
     /** The least banked budget worth a linger. */
-    static final long LINGER_MIN_NANOS = Long.getLong("mailbox.linger.min", 500L);
+    static final long LINGER_MIN_NANOS = 500L;
     /** The downstream's context, for Reactor's hooks on an error that can be signalled to nobody. */
     private final Context context;
 
