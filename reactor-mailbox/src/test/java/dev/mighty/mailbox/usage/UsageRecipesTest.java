@@ -244,7 +244,7 @@ class UsageRecipesTest {
         Flux.from(new MailboxPublisher<>(inbox, 256, consumer, WaitPolicy.defaults()))
                 .subscribe(handled::add);
 
-        // A fused flux whose publishOn worker serves it alone may back off too (opt-in; the default parks).
+        // A fused flux whose publishOn worker serves it alone may back off longer (opt-in; the default lingers).
         Mailbox<String> events = Mailboxes.bounded(1024);
         Scheduler worker = Schedulers.newSingle("events");
         Flux<String> flux = MailboxFlux.from(events, 256, WaitPolicy.defaults()).publishOn(worker);

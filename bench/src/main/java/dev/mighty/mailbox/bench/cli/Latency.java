@@ -82,8 +82,8 @@ final class Latency {
                 p -> new ExecutorPublisher(capacity, p, WaitPolicy.park())));
         faces.add(new Entry("MailboxPublisher, trampoline (no executor)", "park (fixed)",
                 p -> new TrampolinePublisher(capacity, p)));
-        faces.add(new Entry("MailboxFlux -> publishOn(Schedulers.newSingle)", "park (default)",
-                p -> new FluxSingle(capacity, p, WaitPolicy.park())));
+        faces.add(new Entry("MailboxFlux -> publishOn(Schedulers.newSingle)", "linger (default)",
+                p -> new FluxSingle(capacity, p, null)));
         faces.add(new Entry("MailboxFlux -> publishOn(Schedulers.newSingle)", "defaults (opt-in)",
                 p -> new FluxSingle(capacity, p, WaitPolicy.defaults())));
         faces.add(new Entry("upstream -> MailboxSubscriber -> recv()", "defaults",
@@ -254,7 +254,8 @@ final class Latency {
 
         FluxSingle(int capacity, Probe probe, WaitPolicy policy) {
             super(Mailboxes.bounded(capacity));
-            MailboxFlux.from(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, policy).publishOn(scheduler)
+            (policy == null ? MailboxFlux.from(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE) // the default
+                    : MailboxFlux.from(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, policy)).publishOn(scheduler)
                     .subscribe(new ProbeSubscriber(probe));
         }
 
