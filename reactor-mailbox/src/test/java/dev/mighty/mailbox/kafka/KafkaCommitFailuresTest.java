@@ -1,5 +1,6 @@
 package dev.mighty.mailbox.kafka;
 
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.committedTo;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.consumerConfig;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.eventually;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.loadTopic;
@@ -41,16 +42,6 @@ class KafkaCommitFailuresTest {
     @BeforeAll
     static void broker(EmbeddedKafka broker) {
         kafka = broker;
-    }
-
-    private static boolean committedTo(String group, Map<TopicPartition, Long> ends) throws InterruptedException {
-        return eventually(() -> {
-            try {
-                return kafka.committed(group).equals(ends);
-            } catch (Exception e) {
-                return false;
-            }
-        });
     }
 
     private static KafkaMailboxReceiver<String, String> receiver(String group, String topic,
@@ -95,7 +86,7 @@ class KafkaCommitFailuresTest {
         receiver.start();
         try {
             assertThat(receiveAll(receiver.mailbox(), 50)).hasSize(50);
-            assertThat(committedTo(group, ends)).as("a later periodic commit made it").isTrue();
+            assertThat(committedTo(kafka, group, ends)).as("a later periodic commit made it").isTrue();
             assertThat(consumer.get().injected.get()).isEqualTo(4);
             assertThat(receiver.mailbox().isClosed()).as("none of them was fatal").isFalse();
             assertThat(eventually(() -> receiver.stats().failedCommits() >= 4 && receiver.stats().commits() > 0))
@@ -146,7 +137,7 @@ class KafkaCommitFailuresTest {
         try {
             assertThat(receiveAll(next.mailbox(), 20)).containsExactlyElementsOf(
                     java.util.stream.LongStream.range(0, 20).boxed().collect(java.util.stream.Collectors.toList()));
-            assertThat(committedTo(group, ends)).isTrue();
+            assertThat(committedTo(kafka, group, ends)).isTrue();
         } finally {
             next.close(Duration.ofSeconds(5));
         }
@@ -200,7 +191,7 @@ class KafkaCommitFailuresTest {
                     held.add(r); // not yet acknowledged when the assignment is lost
                 }
             }
-            assertThat(committedTo(group, Map.of(partition, 5L))).isTrue();
+            assertThat(committedTo(kafka, group, Map.of(partition, 5L))).isTrue();
             consumer.get().losePartitions();
             assertThat(eventually(() -> held.get(0).isRevoked())).as("the old assignment ended").isTrue();
             assertThat(eventually(() -> revokedOrLost.contains(partition))).as("onRevoked for the lost").isTrue();
@@ -223,7 +214,7 @@ class KafkaCommitFailuresTest {
             TimeUnit.MILLISECONDS.sleep(300); // several commit intervals: the stale acks must have moved nothing
             assertThat(kafka.committed(group)).isEqualTo(Map.of(partition, 5L));
             redelivered.forEach(ReceivedRecord::acknowledge);
-            assertThat(committedTo(group, ends)).isTrue();
+            assertThat(committedTo(kafka, group, ends)).isTrue();
         } finally {
             receiver.close(Duration.ofSeconds(5));
         }

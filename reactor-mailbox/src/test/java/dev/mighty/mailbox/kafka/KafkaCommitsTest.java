@@ -1,5 +1,6 @@
 package dev.mighty.mailbox.kafka;
 
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.committedTo;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.consumerConfig;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.eventually;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.loadTopic;
@@ -38,16 +39,6 @@ class KafkaCommitsTest {
     @BeforeAll
     static void broker(EmbeddedKafka broker) {
         kafka = broker;
-    }
-
-    private static boolean committedTo(String group, Map<TopicPartition, Long> ends) throws InterruptedException {
-        return eventually(() -> {
-            try {
-                return kafka.committed(group).equals(ends);
-            } catch (Exception e) {
-                return false;
-            }
-        });
     }
 
     @Test
@@ -149,7 +140,7 @@ class KafkaCommitsTest {
         });
         try {
             // the last record is at offset 16; one past it would leave the group one short of the log end for ever
-            assertThat(committedTo(group, ends)).as("committed to the log end (lag 0)").isTrue();
+            assertThat(committedTo(kafka, group, ends)).as("committed to the log end (lag 0)").isTrue();
         } finally {
             subscription.dispose();
             receiver.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);

@@ -1,5 +1,6 @@
 package dev.mighty.mailbox.kafka;
 
+import static dev.mighty.mailbox.kafka.KafkaTestSupport.committedTo;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.consumerConfig;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.eventually;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.key;
@@ -57,16 +58,6 @@ class KafkaReceiveTest {
                 .commitInterval(Duration.ofMillis(100));
     }
 
-    private static boolean committedTo(String group, Map<TopicPartition, Long> ends) throws InterruptedException {
-        return eventually(() -> {
-            try {
-                return kafka.committed(group).equals(ends);
-            } catch (Exception e) {
-                return false;
-            }
-        });
-    }
-
     @Nested
     class ReceiveCancelHandsThePartitionsOn {
 
@@ -102,7 +93,7 @@ class KafkaReceiveTest {
                 subA.dispose(); // A leaves: B must get every partition
                 assertThat(a.closeAsync(Duration.ofSeconds(10)).toCompletableFuture().get(30, TimeUnit.SECONDS))
                         .isNull();
-                assertThat(committedTo(group, ends)).as("B committed every partition to its end").isTrue();
+                assertThat(committedTo(kafka, group, ends)).as("B committed every partition to its end").isTrue();
             } finally {
                 subA.dispose();
                 if (subB != null) {
@@ -228,7 +219,7 @@ class KafkaReceiveTest {
                     held.forEach(ReceivedRecord::acknowledge);
                 }
                 assertThat(eventually(() -> seen.size() == count)).as("resumed: every record delivered").isTrue();
-                assertThat(committedTo(group, ends)).isTrue();
+                assertThat(committedTo(kafka, group, ends)).isTrue();
                 assertThat(eventually(() -> receiver.oldestUnacknowledgedAge().isZero())).isTrue();
             } finally {
                 sub.dispose();
@@ -342,7 +333,7 @@ class KafkaReceiveTest {
                 r.acknowledge();
             });
             try {
-                assertThat(committedTo(group, ends)).isTrue();
+                assertThat(committedTo(kafka, group, ends)).isTrue();
             } finally {
                 subB.dispose();
                 b.close(Duration.ofSeconds(5));

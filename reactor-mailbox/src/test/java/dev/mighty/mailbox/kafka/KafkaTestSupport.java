@@ -69,6 +69,18 @@ final class KafkaTestSupport {
         return ends;
     }
 
+    /** Waits (bounded by {@link #WAIT}) until {@code group}'s committed offsets are exactly {@code ends}. */
+    static boolean committedTo(EmbeddedKafka kafka, String group, Map<TopicPartition, Long> ends)
+            throws InterruptedException {
+        return eventually(() -> {
+            try {
+                return kafka.committed(group).equals(ends);
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
     /** Waits (bounded by {@link #WAIT}) until {@code condition} holds; false if it never did. */
     static boolean eventually(BooleanSupplier condition) throws InterruptedException {
         final long deadline = System.nanoTime() + WAIT.toNanos();
