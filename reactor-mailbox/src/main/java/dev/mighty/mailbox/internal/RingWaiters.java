@@ -410,13 +410,22 @@ public final class RingWaiters extends WaitersL1Pad {
      */
     <E> boolean awaitData(RingReceiver<E> ring, Wakeable w) {
         final boolean renewal = lvConsumerWaiter() == Objects.requireNonNull(w, "w"); // the same wait, asked again
-        svConsumerWaiter(w); // pairs with signalConsumer(), as in awaitData(ring, long)
+        return register(ring, w, !renewal);
+    }
+
+    /**
+     * Stores {@code w} as the consumer's data waiter, then re-reads the producer word (pairs with
+     * {@link #signalConsumer()}, as in {@code awaitData(ring, long)}): withdraws it and answers false if a message
+     * is present or in flight, or the mailbox is closed.
+     */
+    private <E> boolean register(RingReceiver<E> ring, Object w, boolean countPark) {
+        svConsumerWaiter(w);
         final long word = ring.lvProducerIndex();
         if (MailboxRing.indexOf(word) != ring.lvConsumerIndex() || MailboxRing.isClosed(word)) {
             casConsumerWaiter(w, null);
             return false;
         }
-        if (!renewal) {
+        if (countPark) {
             ring.countConsumerPark();
         }
         return true;
@@ -448,17 +457,7 @@ public final class RingWaiters extends WaitersL1Pad {
      * @return false if a message is present (or in flight) or the mailbox is closed: drain again now
      */
     <E> boolean awaitDataStanding(RingReceiver<E> ring, StandingWaiter w) {
-        if (lvConsumerWaiter() == w) {
-            return true; // still in place: see above
-        }
-        svConsumerWaiter(w); // pairs with signalConsumer(), as in awaitData(ring, long)
-        final long word = ring.lvProducerIndex();
-        if (MailboxRing.indexOf(word) != ring.lvConsumerIndex() || MailboxRing.isClosed(word)) {
-            casConsumerWaiter(w, null);
-            return false;
-        }
-        ring.countConsumerPark();
-        return true;
+        return lvConsumerWaiter() == w || register(ring, w, true); // still in place: see above
     }
 
     /** Withdraws a registration made by {@link #awaitData(MailboxRing, Wakeable)}, if it has not fired. */
