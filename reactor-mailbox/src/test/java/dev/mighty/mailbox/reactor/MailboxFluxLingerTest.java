@@ -84,6 +84,31 @@ class MailboxFluxLingerTest {
     }
 
     @Test
+    void shouldNotRegisterForDataOnARequestWhileTheDownstreamIsStillPolling() {
+        final Mailbox<Integer> mailbox = Mailboxes.bounded(64);
+        final MailboxFluxAllocationTest.CountingFusedSubscriber consumer =
+                new MailboxFluxAllocationTest.CountingFusedSubscriber();
+        consumer.deferred = true;
+        MailboxFlux.from(mailbox).subscribe(consumer);
+        assertThat(mailbox.stats().consumerParked()).as("the first pass registers").isTrue();
+        for (int i = 0; i < 3; i++) {
+            assertThat(mailbox.trySend(i)).isTrue();
+        }
+        for (int i = 0; i < 3; i++) {
+            assertThat(consumer.queue.poll()).isEqualTo(i); // polling, not yet told "empty"
+        }
+        consumer.queue.request(1); // a replenishing request in the middle of the downstream's loop
+        assertThat(mailbox.stats().consumerParked())
+                .as("the pass that request ran leaves the registration to the downstream's next poll").isFalse();
+        assertThat(consumer.queue.poll()).isNull(); // too little budget to linger: registers
+        assertThat(mailbox.stats().consumerParked()).isTrue();
+        final long signals = consumer.signals;
+        assertThat(mailbox.trySend(9)).isTrue();
+        assertThat(consumer.signals).as("the send after the empty poll signals 'poll now'").isEqualTo(signals + 1);
+        assertThat(consumer.queue.poll()).isEqualTo(9);
+    }
+
+    @Test
     void shouldKeepAnExplicitPolicyInsteadOfTheLinger() {
         final Mailbox<Integer> mailbox = Mailboxes.bounded(64);
         final MailboxFluxAllocationTest.CountingFusedSubscriber consumer =
