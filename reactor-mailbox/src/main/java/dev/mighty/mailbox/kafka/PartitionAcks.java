@@ -50,7 +50,7 @@ import org.apache.kafka.common.TopicPartition;
  * <p>Commit waiters ({@link #awaitCommit}) are queued by any thread and completed by the poll thread once a commit
  * covers their offset ({@link #committed(long)}), or failed when the ledger is revoked.
  */
-final class PartitionAcks {
+final class PartitionAcks extends PartitionAcksPad {
     static final int CHUNK = 256;
 
     private static final VarHandle FLAG = MethodHandles.arrayElementVarHandle(byte[].class);
@@ -86,19 +86,7 @@ final class PartitionAcks {
         }
     }
 
-    final TopicPartition partition;
-    /** The assignment this ledger belongs to: a new one for every assignment of the partition. */
-    final long epoch;
-    /** Set by the poll thread when the partition is revoked, lost, or the receiver closes; read by any thread. */
-    private volatile boolean revoked;
-    /** Run (any thread) when a record asks for a commit; wakes the poll thread's next commit. */
-    private final Runnable commitRequest;
-    /** The thread that acknowledged last (opaque, written only when it changes): close() reads it. */
-    private volatile Thread lastAcknowledger;
-    /** Offsets waiting for a commit past them, with what to complete: any thread adds, the poll thread completes. */
-    private final ConcurrentLinkedQueue<CommitWaiter> commitWaiters = new ConcurrentLinkedQueue<>();
-
-    // poll thread only
+    // poll thread only; behind PartitionAcksPad, away from the fields other threads read per record
     private Chunk head;
     private int headIndex;
     private Chunk tail;
@@ -126,9 +114,7 @@ final class PartitionAcks {
     }
 
     PartitionAcks(TopicPartition partition, long epoch, Runnable commitRequest) {
-        this.partition = partition;
-        this.epoch = epoch;
-        this.commitRequest = commitRequest;
+        super(partition, epoch, commitRequest);
         this.head = this.tail = new Chunk();
     }
 
@@ -386,7 +372,7 @@ final class PartitionAcks {
         return revoked;
     }
 
-    private static final class CommitWaiter {
+    static final class CommitWaiter {
         final long offset;
         final CompletableFuture<Void> done;
 
@@ -394,5 +380,52 @@ final class PartitionAcks {
             this.offset = offset;
             this.done = done;
         }
+    }
+}
+
+/**
+ * The fields of {@link PartitionAcks} that threads other than the poll thread read for every record: the delivering
+ * thread reads {@code revoked} ({@code receive()} skips revoked records) and {@code lastAcknowledger} (written only
+ * when it changes) on each acknowledgement. They are read-mostly, and they sit on their own cache lines (see
+ * {@link PartitionAcksPad}): next to the poll thread's per-record counters, each of those reads missed, and took the
+ * line from the poll thread's next append.
+ */
+abstract class PartitionAcksFields {
+    final TopicPartition partition;
+    /** The assignment this ledger belongs to: a new one for every assignment of the partition. */
+    final long epoch;
+    /** Run (any thread) when a record asks for a commit; wakes the poll thread's next commit. */
+    final Runnable commitRequest;
+    /** Offsets waiting for a commit past them, with what to complete: any thread adds, the poll thread completes. */
+    final ConcurrentLinkedQueue<PartitionAcks.CommitWaiter> commitWaiters = new ConcurrentLinkedQueue<>();
+    /** Set by the poll thread when the partition is revoked, lost, or the receiver closes; read by any thread. */
+    volatile boolean revoked;
+    /** The thread that acknowledged last (written only when it changes): close() reads it. */
+    volatile Thread lastAcknowledger;
+
+    PartitionAcksFields(TopicPartition partition, long epoch, Runnable commitRequest) {
+        this.partition = partition;
+        this.epoch = epoch;
+        this.commitRequest = commitRequest;
+    }
+}
+
+/**
+ * 128 bytes between {@link PartitionAcksFields} and the poll thread's fields of {@link PartitionAcks}: HotSpot lays
+ * a superclass's fields out before its subclass's, so no cache line (nor the pair an adjacent-line prefetcher moves)
+ * holds both (JCTools pads its queues the same way).
+ */
+abstract class PartitionAcksPad extends PartitionAcksFields {
+    byte b000, b001, b002, b003, b004, b005, b006, b007, b010, b011, b012, b013, b014, b015, b016, b017;
+    byte b020, b021, b022, b023, b024, b025, b026, b027, b030, b031, b032, b033, b034, b035, b036, b037;
+    byte b040, b041, b042, b043, b044, b045, b046, b047, b050, b051, b052, b053, b054, b055, b056, b057;
+    byte b060, b061, b062, b063, b064, b065, b066, b067, b070, b071, b072, b073, b074, b075, b076, b077;
+    byte b100, b101, b102, b103, b104, b105, b106, b107, b110, b111, b112, b113, b114, b115, b116, b117;
+    byte b120, b121, b122, b123, b124, b125, b126, b127, b130, b131, b132, b133, b134, b135, b136, b137;
+    byte b140, b141, b142, b143, b144, b145, b146, b147, b150, b151, b152, b153, b154, b155, b156, b157;
+    byte b160, b161, b162, b163, b164, b165, b166, b167, b170, b171, b172, b173, b174, b175, b176, b177;
+
+    PartitionAcksPad(TopicPartition partition, long epoch, Runnable commitRequest) {
+        super(partition, epoch, commitRequest);
     }
 }
