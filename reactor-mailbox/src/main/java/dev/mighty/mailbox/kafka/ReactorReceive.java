@@ -35,9 +35,12 @@ final class ReactorReceive {
                 return Flux.error(refused);
             }
             final Scheduler worker = own ? Schedulers.newSingle(receiver.threadName("receive"), true) : scheduler;
+            // The start hook goes after publishOn: a doOnSubscribe between the mailbox's flux and publishOn would
+            // refuse publishOn's fusion request (a peek operator declines fusion across a thread barrier), and
+            // publishOn would then take batches into a queue of its own, on the poll thread.
             return MailboxFlux.from(receiver.mailbox())
-                    .doOnSubscribe(subscription -> receiver.start())
                     .publishOn(worker)
+                    .doOnSubscribe(subscription -> receiver.start())
                     // a record whose assignment ended before it got here goes to the partition's next owner:
                     // handing it on would only make a duplicate whose acknowledgement counts for nothing
                     .filter(r -> !r.isRevoked())

@@ -168,6 +168,45 @@ class KafkaReceiveTest {
     }
 
     @Nested
+    class ReceiveIsFused {
+
+        /**
+         * {@code receive()}'s worker polls the mailbox itself (queue fusion): while its subscriber holds the first
+         * record, nothing else leaves the mailbox. Unfused, {@code publishOn} would have taken a prefetch of 256 out
+         * of it into a queue of its own (a peek operator between the mailbox's flux and {@code publishOn} is enough
+         * to refuse the fusion).
+         */
+        @Test
+        void shouldTakeNothingOutOfTheMailboxBeyondWhatTheSubscriberHolds() throws Exception {
+            final String topic = "rx-fused";
+            loadTopic(kafka, topic, 1, 700);
+            final KafkaMailboxReceiver<String, String> receiver = member("rx-fused-group", topic).build();
+            final CountDownLatch holding = new CountDownLatch(1);
+            final CountDownLatch release = new CountDownLatch(1);
+            final Disposable subscription = receiver.receive().subscribe(r -> {
+                holding.countDown();
+                try {
+                    release.await(KafkaTestSupport.WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            try {
+                assertThat(holding.await(KafkaTestSupport.WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                final Mailbox<ReceivedRecord<String, String>> mailbox = receiver.mailbox();
+                // 700 records: enough to leave the mailbox without room for a poll (the receiver pauses) even after an
+                // unfused publishOn's prefetch of 256
+                assertThat(eventually(receiver::paused)).isTrue();
+                assertThat(mailbox.stats().received()).isEqualTo(1L);
+            } finally {
+                release.countDown();
+                subscription.dispose();
+                receiver.close(Duration.ofSeconds(5));
+            }
+        }
+    }
+
+    @Nested
     class MaxUnacknowledgedBoundsTheWorkOut {
 
         @Test
