@@ -53,8 +53,10 @@ import reactor.core.scheduler.Schedulers;
  * </ul>
  * Both sides use {@code ByteArrayDeserializer}, {@code max.poll.records} 500 and a 1 s commit interval; each
  * touches every record's value. A run is timed from its first record to its last (the group join before it is
- * not counted). {@code --warmup} rounds run first and are not reported. Reports the median records/s per way and
- * its ratio to the bare loop.
+ * not counted). {@code --warmup} rounds run first and are not reported: three by default, because the JIT compiles
+ * the broker, the client and the bridge for the first half minute (a profile of a one-round warm-up showed the C2
+ * compiler thread busy through the measured rounds, on one of the two cores). Reports the median records/s per way
+ * and its ratio to the bare loop.
  *
  * <p>Usage: {@code java -cp bench/target/mailbox-bench.jar dev.mighty.mailbox.bench.kafka.KafkaBridgeBench}
  * ({@code --help} for the options).
@@ -85,11 +87,11 @@ public final class KafkaBridgeBench implements Callable<Integer> {
     int valueBytes = 16;
 
     @Option(names = "--rounds", paramLabel = "N", description = "Rounds of the four ways (default: ${DEFAULT-VALUE}).")
-    int rounds = 3;
+    int rounds = 5;
 
     @Option(names = "--warmup", paramLabel = "N",
             description = "Rounds run first and not reported (default: ${DEFAULT-VALUE}).")
-    int warmup = 1;
+    int warmup = 3;
 
     @Option(names = "--capacity", paramLabel = "N", description = "Receiver capacity (default: ${DEFAULT-VALUE}).")
     int capacity = 1024;
