@@ -1,6 +1,7 @@
 package dev.mighty.mailbox.bench.kafka;
 
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -56,7 +57,9 @@ import reactor.core.scheduler.Schedulers;
  * not counted). {@code --warmup} rounds run first and are not reported: three by default, because the JIT compiles
  * the broker, the client and the bridge for the first half minute (a profile of a one-round warm-up showed the C2
  * compiler thread busy through the measured rounds, on one of the two cores). Reports the median records/s per way
- * and its ratio to the bare loop.
+ * and its ratio to the bare loop, and the process's CPU time per record over the same span (all threads, the
+ * in-process broker's included: on a small machine the bridge's second thread competes with the broker for the
+ * cores, so the CPU column says how much of a lower rate is the bridge's own work).
  *
  * <p>Usage: {@code java -cp bench/target/mailbox-bench.jar dev.mighty.mailbox.bench.kafka.KafkaBridgeBench}
  * ({@code --help} for the options).
@@ -131,6 +134,7 @@ public final class KafkaBridgeBench implements Callable<Integer> {
                 return 1;
             }
             final Map<Way, List<Double>> rates = new EnumMap<>(Way.class);
+            final Map<Way, List<Double>> cpu = new EnumMap<>(Way.class);
             int run = 0;
             for (int round = -warmup; round < rounds; round++) {
                 final List<Way> order = new ArrayList<>(Arrays.asList(Way.values()));
@@ -139,27 +143,30 @@ public final class KafkaBridgeBench implements Callable<Integer> {
                 }
                 for (Way way : order) {
                     final String group = way.name().toLowerCase(Locale.ROOT) + "-" + run++;
-                    final double rate = way == Way.BARE_POLL_LOOP ? bare(kafka, group)
+                    final Run result = way == Way.BARE_POLL_LOOP ? bare(kafka, group)
                             : bridge(kafka, group, way);
                     if (round >= 0) {
-                        rates.computeIfAbsent(way, k -> new ArrayList<>()).add(rate);
+                        rates.computeIfAbsent(way, k -> new ArrayList<>()).add(result.rate);
+                        cpu.computeIfAbsent(way, k -> new ArrayList<>()).add(result.cpuNanosPerRecord);
                     }
-                    out.printf(Locale.ROOT, "  %s  %-26s %,12.0f records/s%n",
-                            round < 0 ? "warm-up" : "round " + (round + 1), way.name().toLowerCase(Locale.ROOT), rate);
+                    out.printf(Locale.ROOT, "  %s  %-26s %,12.0f records/s %,8.0f CPU ns/record %s%n",
+                            round < 0 ? "warm-up" : "round " + (round + 1), way.name().toLowerCase(Locale.ROOT),
+                            result.rate, result.cpuNanosPerRecord, result.wakeUps < 0 ? ""
+                                    : String.format(Locale.ROOT, "%,d consumer wake-ups", result.wakeUps));
                 }
             }
             final double bare = median(rates.get(Way.BARE_POLL_LOOP));
             out.println();
-            out.println("| way | median records/s | runs | vs bare loop |");
-            out.println("|---|---:|---|---:|");
+            out.println("| way | median records/s | runs | vs bare loop | process CPU ns/record (median) |");
+            out.println("|---|---:|---|---:|---:|");
             for (Way way : Way.values()) {
                 final List<Double> list = rates.get(way);
                 final StringBuilder runs = new StringBuilder();
                 for (double r : list) {
                     runs.append(runs.length() == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%,.0f", r));
                 }
-                out.printf(Locale.ROOT, "| `%s` | %,.0f | %s | %.2f |%n", way.name().toLowerCase(Locale.ROOT),
-                        median(list), runs, median(list) / bare);
+                out.printf(Locale.ROOT, "| `%s` | %,.0f | %s | %.2f | %,.0f |%n", way.name().toLowerCase(Locale.ROOT),
+                        median(list), runs, median(list) / bare, median(cpu.get(way)));
             }
             out.println("(sink " + (sink & 1) + ")");
         }
@@ -196,7 +203,7 @@ public final class KafkaBridgeBench implements Callable<Integer> {
     }
 
     /** The comparator: the consumer's own fastest loop, committing every second as the receiver does. */
-    private double bare(EmbeddedKafka kafka, String group) {
+    private Run bare(EmbeddedKafka kafka, String group) {
         final Map<String, Object> config = consumerConfig(kafka, group);
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         long sink = 0;
@@ -205,12 +212,14 @@ public final class KafkaBridgeBench implements Callable<Integer> {
             final long deadline = System.nanoTime() + RUN_LIMIT.toNanos();
             long count = 0;
             long first = 0;
+            long cpuFirst = 0;
             long lastCommit = System.nanoTime();
             while (count < records) {
                 final ConsumerRecords<byte[], byte[]> polled = consumer.poll(Duration.ofMillis(100));
                 final long now = System.nanoTime();
                 if (!polled.isEmpty() && first == 0) {
                     first = now;
+                    cpuFirst = processCpuNanos();
                 }
                 for (ConsumerRecord<byte[], byte[]> r : polled) {
                     sink += r.value().length;
@@ -225,9 +234,10 @@ public final class KafkaBridgeBench implements Callable<Integer> {
                 }
             }
             final long end = System.nanoTime();
+            final long cpuEnd = processCpuNanos();
             consumer.commitSync();
             this.sink += sink;
-            return records / ((end - first) / 1e9);
+            return new Run(records / ((end - first) / 1e9), (cpuEnd - cpuFirst) / (double) records, -1L);
         }
     }
 
@@ -236,10 +246,12 @@ public final class KafkaBridgeBench implements Callable<Integer> {
         long count;
         long first;
         long end;
+        long cpuFirst;
+        long cpuEnd;
         long sink;
     }
 
-    private double bridge(EmbeddedKafka kafka, String group, Way way) throws InterruptedException {
+    private Run bridge(EmbeddedKafka kafka, String group, Way way) throws InterruptedException {
         final KafkaMailboxReceiver<byte[], byte[]> receiver = KafkaMailboxReceiver
                 .<byte[], byte[]>builder(consumerConfig(kafka, group))
                 .topics(List.of(TOPIC))
@@ -260,11 +272,13 @@ public final class KafkaBridgeBench implements Callable<Integer> {
             flux.subscribe(r -> {
                 if (counter.first == 0) {
                     counter.first = System.nanoTime();
+                    counter.cpuFirst = processCpuNanos();
                 }
                 counter.sink += r.record().value().length;
                 r.acknowledge();
                 if (++counter.count == records) {
                     counter.end = System.nanoTime();
+                    counter.cpuEnd = processCpuNanos();
                     done.countDown();
                 }
             }, e -> {
@@ -281,8 +295,27 @@ public final class KafkaBridgeBench implements Callable<Integer> {
             receiver.close(Duration.ofSeconds(30));
             worker.dispose();
         }
+        final long wakeUps = receiver.mailbox().stats().consumerParks();
         this.sink += counter.sink;
-        return records / ((counter.end - counter.first) / 1e9);
+        return new Run(records / ((counter.end - counter.first) / 1e9),
+                (counter.cpuEnd - counter.cpuFirst) / (double) records, wakeUps);
+    }
+
+    /**
+     * One run: records/s from the first record to the last, the process's CPU time per record over that span, and the
+     * mailbox's consumer wake-up registrations over the whole run (-1 for the bare loop).
+     */
+    private record Run(double rate, double cpuNanosPerRecord, long wakeUps) {
+    }
+
+    /**
+     * @return the CPU time of the whole process (every thread: the broker's, the JIT's and GC's too, so the same for
+     *         every way but the bridge's own), or -1 if the JVM does not tell
+     */
+    private static long processCpuNanos() {
+        final java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.OperatingSystemMXBean
+                ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime() : -1L;
     }
 
     private static double median(List<Double> values) {
