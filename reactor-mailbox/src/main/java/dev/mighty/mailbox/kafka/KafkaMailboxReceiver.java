@@ -221,8 +221,11 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     static final long STATS_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** The least time between two refreshes of the snapshot's lag (a {@code currentLag} per assigned partition). */
     static final long LAG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /** How long periodic (asynchronous) commits may fail with a non-retriable error before that is fatal. */
-    private static final long COMMIT_FAILURE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /**
+     * How long periodic (asynchronous) commits may fail with a non-retriable error before that is fatal (the
+     * default of {@link #commitFailureGraceNanos}).
+     */
+    static final long COMMIT_FAILURE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     /** The bound of a commit made inside a rebalance. */
     private static final Duration REVOCATION_COMMIT_TIMEOUT = Duration.ofSeconds(10);
@@ -307,13 +310,18 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     /** The poll thread's registration for room, or null; written by the poll thread (see {@link RoomWait}). */
     private volatile RoomWait roomWait;
 
-    // ---- written by tests only (any thread, any time); read by the poll thread on a slow path
+    // ---- written by tests only (any thread, any time); read by the poll thread on slow paths
     /**
      * {@link #LONG_PAUSE_NANOS}, unless a test changes it: not API, no builder knob. Volatile so that a test may
      * change it while the receiver runs (a test first acknowledges what must not be reported, then lowers it); read
      * once per {@code checkBounds}.
      */
     volatile long longOpenNanos = LONG_PAUSE_NANOS;
+    /**
+     * {@link #COMMIT_FAILURE_GRACE_NANOS}, unless a test shortens it: not API, no builder knob. Read by the poll thread
+     * in the callback of a periodic commit that failed with a non-retriable error.
+     */
+    volatile long commitFailureGraceNanos = COMMIT_FAILURE_GRACE_NANOS;
 
     // ---- poll thread only
     private final Map<TopicPartition, PartitionAcks> ledgers = new HashMap<>();
@@ -1224,8 +1232,10 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     /**
      * The periodic commit: asynchronous, so the poll thread goes on polling; its callback runs on the poll thread
      * inside a later poll. A failure is logged and the next turn commits again (the offsets only grow); a
-     * non-retriable one that lasts {@code COMMIT_FAILURE_GRACE} is fatal (authorization errors get that grace, in
-     * case the ACL is being fixed).
+     * non-retriable one that lasts {@link #commitFailureGraceNanos} (30 s; tests shorten it) is fatal: the failing
+     * commit's error, raised on the poll thread after the poll that ran its callback, once the first failure of the
+     * run (the first since the last successful periodic commit) is that old. Authorization errors get that grace, in
+     * case the ACL is being fixed.
      */
     private void commitAcknowledgedAsync() {
         final List<PartitionAcks> which = new ArrayList<>(ledgers.values());
@@ -1245,10 +1255,11 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                         error.toString());
             } else {
                 final long now = System.nanoTime();
+                final long grace = commitFailureGraceNanos;
                 if (commitFailingSince == 0L) {
                     commitFailingSince = now;
                 }
-                if (now - commitFailingSince >= COMMIT_FAILURE_GRACE_NANOS) {
+                if (now - commitFailingSince >= grace) {
                     if (callbackFailure == null) {
                         callbackFailure = error instanceof RuntimeException ? (RuntimeException) error
                                 : new IllegalStateException(error);
@@ -1256,7 +1267,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 } else {
                     LOG.log(Level.WARNING, "receiver {0}: a periodic commit failed ({1}); retrying for up to {2} s"
                             + " before that is fatal", label, error.toString(),
-                            TimeUnit.NANOSECONDS.toSeconds(COMMIT_FAILURE_GRACE_NANOS));
+                            TimeUnit.NANOSECONDS.toSeconds(grace));
                 }
             }
         });
