@@ -27,8 +27,12 @@ import java.util.function.BiConsumer;
  * <h2>Threads</h2>
  * Any thread. The registry is guarded by its own monitor; the stall check runs on the recorder's periodic
  * thread (or the thread starting or stopping a recording) and takes the same monitor.
+ *
+ * <p>Public only for {@link #enabled()} and {@link #recordingFailed()}: the Kafka receiver's event
+ * ({@code dev.mighty.mailbox.kafka.UnacknowledgedRecordEvent}) sits behind the same switch, so that
+ * {@code -Ddev.mighty.mailbox.jfr=off}, a missing {@code jdk.jfr} module and a failed JFR call mean the same for it.
  */
-final class MailboxEvents {
+public final class MailboxEvents {
     /**
      * System property: {@code auto} (default), {@code eager} or {@code off}.
      * <ul>
@@ -63,6 +67,23 @@ final class MailboxEvents {
         // and jdk.jfr is resolved unless the image lacks it or a named application module does not require it.
         final ModuleLayer boot = ModuleLayer.boot();
         return boot != null && boot.findModule("jdk.jfr").isPresent();
+    }
+
+    /**
+     * Whether an event of this library may be created: {@code jdk.jfr} is readable, the mode is not {@code off},
+     * and no JFR call has thrown. Two static reads (a final and a volatile). Any thread. For the events that live
+     * outside this package: call their {@code jdk.jfr} code only when this is true, catch
+     * {@code RuntimeException | LinkageError} around it, and report a catch with {@link #recordingFailed()}.
+     *
+     * @return whether this library's events may be created now
+     */
+    public static boolean enabled() {
+        return JFR && !failed;
+    }
+
+    /** A JFR call made outside this package threw: nothing of this library is recorded from now on. Any thread. */
+    public static void recordingFailed() {
+        failed = true;
     }
 
     /**

@@ -30,6 +30,7 @@ import java.util.regex.Pattern;
 
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.internal.MailboxEvents;
 import dev.mighty.mailbox.internal.MailboxRing;
 import dev.mighty.mailbox.internal.Wakeable;
 import org.apache.kafka.clients.consumer.CloseOptions;
@@ -134,12 +135,20 @@ import reactor.core.scheduler.Scheduler;
  * WARNING otherwise), a partition whose oldest unacknowledged record has been open for 30 s (WARNING, once per
  * episode), a close that returns before the poll thread finished (WARNING), fatal errors (ERROR) and the close
  * (INFO). A line names the topics and the group id, never any other configuration value.
+ * <p>The warning about a long-open oldest record has a JFR event beside it, committed by the poll thread at the same
+ * moment (once per episode: again only after every record of the partition was acknowledged, or the partition was
+ * assigned again): {@code dev.mighty.mailbox.kafka.UnacknowledgedRecord} (category {@code reactor-mailbox}, enabled
+ * by default, no stack trace), with the group id, topic, partition, the offset of the oldest unacknowledged record,
+ * its age and the partition's unacknowledged count. It follows the mailbox's events' switch
+ * ({@code -Ddev.mighty.mailbox.jfr=off}; nothing without the {@code jdk.jfr} module), and costs an episode two static
+ * volatile reads while the Flight Recorder was never initialized. See {@code docs/observability.md}.
  *
  * <h2>Monitoring</h2>
  * {@link #stats()} is a snapshot of the receiver's figures (partitions assigned and paused, records unacknowledged
  * and the oldest one's age, the consumer's lag, commits and their latency), made by the poll thread and readable from
  * any thread; {@code dev.mighty.mailbox.micrometer.KafkaReceiverMetrics} binds it to a Micrometer registry
- * (micrometer-core is optional: the receiver neither needs nor loads it).
+ * (micrometer-core is optional: the receiver neither needs nor loads it). The JFR event of a long-open record: see
+ * "Logging" above.
  *
  * <h2>Errors</h2>
  * A fatal poll or commit error ends the stream: the receiver commits what is acknowledged, closes the consumer
@@ -203,14 +212,20 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private static final long FINISH_RESERVE_NANOS = TimeUnit.SECONDS.toNanos(5);
     /** The budget of the final commit and the consumer's close after a fatal error. */
     private static final Duration FATAL_FINISH = Duration.ofSeconds(5);
-    /** How long a partition paused at {@code maxUnacknowledged} or an open oldest record lasts before a warning. */
+    /**
+     * How long a partition's oldest unacknowledged record stays open before a warning and an
+     * {@link UnacknowledgedRecordEvent} (the default of {@link #longOpenNanos}).
+     */
     static final long LONG_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(30);
     /** The least time between two refreshes of the {@link #stats()} snapshot's ledger figures. */
     static final long STATS_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** The least time between two refreshes of the snapshot's lag (a {@code currentLag} per assigned partition). */
     static final long LAG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /** How long periodic (asynchronous) commits may fail with a non-retriable error before that is fatal. */
-    private static final long COMMIT_FAILURE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /**
+     * How long periodic (asynchronous) commits may fail with a non-retriable error before that is fatal (the
+     * default of {@link #commitFailureGraceNanos}).
+     */
+    static final long COMMIT_FAILURE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     /** The bound of a commit made inside a rebalance. */
     private static final Duration REVOCATION_COMMIT_TIMEOUT = Duration.ofSeconds(10);
@@ -294,6 +309,19 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private volatile boolean paused;
     /** The poll thread's registration for room, or null; written by the poll thread (see {@link RoomWait}). */
     private volatile RoomWait roomWait;
+
+    // ---- written by tests only (any thread, any time); read by the poll thread on slow paths
+    /**
+     * {@link #LONG_PAUSE_NANOS}, unless a test changes it: not API, no builder knob. Volatile so that a test may
+     * change it while the receiver runs (a test first acknowledges what must not be reported, then lowers it); read
+     * once per {@code checkBounds}.
+     */
+    volatile long longOpenNanos = LONG_PAUSE_NANOS;
+    /**
+     * {@link #COMMIT_FAILURE_GRACE_NANOS}, unless a test shortens it: not API, no builder knob. Read by the poll thread
+     * in the callback of a periodic commit that failed with a non-retriable error.
+     */
+    volatile long commitFailureGraceNanos = COMMIT_FAILURE_GRACE_NANOS;
 
     // ---- poll thread only
     private final Map<TopicPartition, PartitionAcks> ledgers = new HashMap<>();
@@ -777,6 +805,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private void checkBounds() {
         final long now = System.nanoTime();
         final boolean refresh = now - lastStatsRefresh >= STATS_INTERVAL_NANOS;
+        final long longOpen = longOpenNanos;
         long oldest = 0L;
         long open = 0L;
         List<TopicPartition> toPause = null;
@@ -798,12 +827,16 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             }
             final long age = ledger.oldestUnacknowledgedNanos(now);
             oldest = Math.max(oldest, age);
-            if (age >= LONG_PAUSE_NANOS) {
+            if (age >= longOpen) {
                 if (warned.add(partition)) {
+                    final long offset = ledger.commitOffset();
                     LOG.log(Level.WARNING, "receiver {0}: partition {1}: the oldest unacknowledged record (offset"
                             + " {2}) has been open for {3} s{4}; its committed offset cannot move past it", label,
-                            partition, ledger.commitOffset(), TimeUnit.NANOSECONDS.toSeconds(age),
+                            partition, offset, TimeUnit.NANOSECONDS.toSeconds(age),
                             over ? ", and the partition is paused at maxUnacknowledged=" + maxUnacknowledged : "");
+                    if (MailboxEvents.enabled()) {
+                        recordUnacknowledged(ledger, offset, age, over);
+                    }
                 }
             } else if (age == 0L) {
                 warned.remove(partition);
@@ -1159,6 +1192,19 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         paused = false;
     }
 
+    /**
+     * The {@link UnacknowledgedRecordEvent} of the warning just logged, through {@link KafkaJfr} (so that this class
+     * names no {@code jdk.jfr} type). Poll thread. A JFR call that throws switches this library's events off for good
+     * ({@link MailboxEvents#recordingFailed()}): observability never fails the poll loop.
+     */
+    private void recordUnacknowledged(PartitionAcks ledger, long offset, long age, boolean atBound) {
+        try {
+            KafkaJfr.unacknowledgedRecord(groupId, ledger, offset, age, atBound);
+        } catch (RuntimeException | LinkageError e) {
+            MailboxEvents.recordingFailed();
+        }
+    }
+
     /** @return for each ledger in {@code which} whose offset moved, that offset (with the ledger, by partition) */
     private static Map<TopicPartition, OffsetAndMetadata> movedOffsets(Collection<PartitionAcks> which) {
         final Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
@@ -1186,8 +1232,10 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     /**
      * The periodic commit: asynchronous, so the poll thread goes on polling; its callback runs on the poll thread
      * inside a later poll. A failure is logged and the next turn commits again (the offsets only grow); a
-     * non-retriable one that lasts {@code COMMIT_FAILURE_GRACE} is fatal (authorization errors get that grace, in
-     * case the ACL is being fixed).
+     * non-retriable one that lasts {@link #commitFailureGraceNanos} (30 s; tests shorten it) is fatal: the failing
+     * commit's error, raised on the poll thread after the poll that ran its callback, once the first failure of the
+     * run (the first since the last successful periodic commit) is that old. Authorization errors get that grace, in
+     * case the ACL is being fixed.
      */
     private void commitAcknowledgedAsync() {
         final List<PartitionAcks> which = new ArrayList<>(ledgers.values());
@@ -1207,10 +1255,11 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                         error.toString());
             } else {
                 final long now = System.nanoTime();
+                final long grace = commitFailureGraceNanos;
                 if (commitFailingSince == 0L) {
                     commitFailingSince = now;
                 }
-                if (now - commitFailingSince >= COMMIT_FAILURE_GRACE_NANOS) {
+                if (now - commitFailingSince >= grace) {
                     if (callbackFailure == null) {
                         callbackFailure = error instanceof RuntimeException ? (RuntimeException) error
                                 : new IllegalStateException(error);
@@ -1218,7 +1267,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 } else {
                     LOG.log(Level.WARNING, "receiver {0}: a periodic commit failed ({1}); retrying for up to {2} s"
                             + " before that is fatal", label, error.toString(),
-                            TimeUnit.NANOSECONDS.toSeconds(COMMIT_FAILURE_GRACE_NANOS));
+                            TimeUnit.NANOSECONDS.toSeconds(grace));
                 }
             }
         });

@@ -36,7 +36,9 @@ import org.apache.kafka.common.metrics.KafkaMetric;
  * queued for {@code commitAsync} are handed to the callback at the next {@code poll} (as Kafka completes async
  * commits inside a poll) instead of committing, and {@link #losePartitions()} makes the next poll call the
  * listener's {@code onPartitionsLost} for the whole assignment, then re-assign it from the committed offsets, as a
- * member that missed its session and rejoined would see it. Poll thread only, apart from the queues and the flag.
+ * member that missed its session and rejoined would see it. While {@link #failEveryCommitAsync} is set, every
+ * {@code commitAsync} fails with it, as a queued fault does (the queue is left alone). Every faulty callback is
+ * timed ({@link #faultCallbacks}). Poll thread only, apart from the queues, the flags and the timings.
  */
 final class FaultyConsumer<K, V> implements Consumer<K, V> {
     private final KafkaConsumer<K, V> delegate;
@@ -46,6 +48,13 @@ final class FaultyConsumer<K, V> implements Consumer<K, V> {
     final AtomicInteger injected = new AtomicInteger();
     /** Successful commits passed to the real consumer (sync, or async handed on). */
     final AtomicInteger commits = new AtomicInteger();
+    /** When set, every {@code commitAsync} fails with it (before the queued faults are looked at). */
+    volatile RuntimeException failEveryCommitAsync;
+    /**
+     * Per faulty {@code commitAsync} callback run, in order: {@code {nanoTime before the callback, after it}}. The
+     * receiver's own clock reading inside the callback lies between the two.
+     */
+    final ConcurrentLinkedQueue<long[]> faultCallbacks = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean lose = new AtomicBoolean();
     private final List<Runnable> dueCallbacks = new ArrayList<>();
     private ConsumerRebalanceListener listener;
@@ -94,11 +103,19 @@ final class FaultyConsumer<K, V> implements Consumer<K, V> {
 
     @Override
     public void commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets, OffsetCommitCallback callback) {
-        final RuntimeException fault = commitAsyncFaults.poll();
+        final RuntimeException always = failEveryCommitAsync;
+        final RuntimeException fault = always != null ? always : commitAsyncFaults.poll();
         if (fault != null) {
             injected.incrementAndGet();
             final Map<TopicPartition, OffsetAndMetadata> copy = new HashMap<>(offsets);
-            dueCallbacks.add(() -> callback.onComplete(copy, fault));
+            dueCallbacks.add(() -> {
+                final long before = System.nanoTime();
+                try {
+                    callback.onComplete(copy, fault);
+                } finally {
+                    faultCallbacks.add(new long[] {before, System.nanoTime()});
+                }
+            });
             return;
         }
         delegate.commitAsync(offsets, (done, error) -> {

@@ -5,6 +5,8 @@ import static dev.mighty.mailbox.kafka.KafkaTestSupport.consumerConfig;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.eventually;
 import static dev.mighty.mailbox.kafka.KafkaTestSupport.loadTopic;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.MailboxClosedException;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
@@ -95,6 +98,114 @@ class KafkaCommitFailuresTest {
             receiver.close(Duration.ofSeconds(5));
         }
         assertThat(receiver.mailbox().closeCause()).isNull();
+    }
+
+    /**
+     * Two runs of non-retriable failures of the periodic commit, each shorter than the (shortened) grace and
+     * separated by a successful commit, the second starting more than the grace after the first began: neither is
+     * fatal (a success starts the count again), and the commits reach the end. "Shorter than the grace" is checked
+     * on the fault callbacks' own timings ({@link FaultyConsumer#faultCallbacks}, which bracket the receiver's clock
+     * readings): a run that took longer (a poll thread descheduled for the whole grace) aborts the test as not
+     * applicable instead of failing it.
+     */
+    @Test
+    void shouldGoOnWhenNonRetriablePeriodicCommitFailuresStopWithinTheGrace() throws Exception {
+        final String topic = "fail-async-grace";
+        final String group = "fail-async-grace-group";
+        final TopicPartition partition = new TopicPartition(topic, 0);
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 1, 30);
+        final AtomicReference<FaultyConsumer<String, String>> consumer = new AtomicReference<>();
+        final KafkaMailboxReceiver<String, String> receiver = receiver(group, topic, consumer,
+                Duration.ofMillis(50));
+        final long grace = TimeUnit.SECONDS.toNanos(2);
+        receiver.commitFailureGraceNanos = grace;
+        final FaultyConsumer<String, String> faulty = consumer.get();
+        final GroupAuthorizationException denied = new GroupAuthorizationException("injected");
+        for (int i = 0; i < 3; i++) {
+            faulty.commitAsyncFaults.add(denied); // the first three periodic commits fail, one after the other
+        }
+        receiver.start();
+        try {
+            assertThat(receiveAll(receiver.mailbox(), 10)).hasSize(10);
+            assertThat(committedTo(kafka, group, Map.of(partition, 10L))).as("the commit after the failures").isTrue();
+            assertThat(eventually(() -> faulty.faultCallbacks.size() == 3)).isTrue();
+            final List<long[]> firstRun = List.copyOf(faulty.faultCallbacks);
+            assumeTrue(firstRun.get(2)[1] - firstRun.get(0)[0] < grace, "the first run of failures took the grace");
+
+            // the second run starts more than the grace after the first began: only a reset count keeps it harmless
+            final long sinceFirst = System.nanoTime() - firstRun.get(0)[0];
+            if (sinceFirst <= grace) {
+                TimeUnit.NANOSECONDS.sleep(grace - sinceFirst + TimeUnit.MILLISECONDS.toNanos(10));
+            }
+            faulty.commitAsyncFaults.add(denied);
+            faulty.commitAsyncFaults.add(denied);
+            assertThat(receiveAll(receiver.mailbox(), 10)).hasSize(10);
+            assertThat(committedTo(kafka, group, Map.of(partition, 20L))).as("the commit after the second run")
+                    .isTrue();
+            assertThat(eventually(() -> faulty.faultCallbacks.size() == 5)).isTrue();
+            final List<long[]> all = List.copyOf(faulty.faultCallbacks);
+            assertThat(all.get(3)[0] - firstRun.get(0)[0]).as("the second run began after the grace")
+                    .isGreaterThan(grace);
+            assumeTrue(all.get(4)[1] - all.get(3)[0] < grace, "the second run of failures took the grace");
+
+            assertThat(receiveAll(receiver.mailbox(), 10)).hasSize(10);
+            assertThat(committedTo(kafka, group, ends)).as("the committed offset reaches the end").isTrue();
+            assertThat(faulty.injected.get()).isEqualTo(5);
+            assertThat(receiver.mailbox().isClosed()).as("neither run was fatal").isFalse();
+        } finally {
+            receiver.close(Duration.ofSeconds(5));
+        }
+        assertThat(receiver.mailbox().closeCause()).isNull();
+    }
+
+    /**
+     * Non-retriable failures of every periodic commit, from a point on: once they have lasted the (shortened) grace,
+     * the receiver fails with the failing commit's error; what was acknowledged before is committed by the fatal
+     * finish (which commits synchronously, and those commits succeed here). The grace is checked as an ordering:
+     * the last fault callback ended (after the receiver's reading of the clock in the fatal one) at least the grace
+     * after the first began (before its reading, which starts the count).
+     */
+    @Test
+    void shouldFailWithTheAuthorizationErrorOnceNonRetriablePeriodicCommitFailuresLastTheGrace() throws Exception {
+        final String topic = "fail-async-grace-fatal";
+        final String group = "fail-async-grace-fatal-group";
+        final TopicPartition partition = new TopicPartition(topic, 0);
+        loadTopic(kafka, topic, 1, 20);
+        final AtomicReference<FaultyConsumer<String, String>> consumer = new AtomicReference<>();
+        final KafkaMailboxReceiver<String, String> receiver = receiver(group, topic, consumer,
+                Duration.ofMillis(50));
+        final long grace = TimeUnit.MILLISECONDS.toNanos(500);
+        receiver.commitFailureGraceNanos = grace;
+        final FaultyConsumer<String, String> faulty = consumer.get();
+        final Mailbox<ReceivedRecord<String, String>> inbox = receiver.mailbox();
+        receiver.start();
+        try {
+            assertThat(receiveAll(inbox, 10)).hasSize(10);
+            assertThat(committedTo(kafka, group, Map.of(partition, 10L))).as("before the failures").isTrue();
+            final List<ReceivedRecord<String, String>> held = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                final ReceivedRecord<String, String> r = inbox.recv(KafkaTestSupport.WAIT);
+                assertThat(r).isNotNull();
+                held.add(r);
+            }
+            final GroupAuthorizationException denied = new GroupAuthorizationException("injected: persists");
+            faulty.failEveryCommitAsync = denied;
+            held.forEach(ReceivedRecord::acknowledge); // the next periodic commit fails, and every one after it
+
+            assertThat(eventually(inbox::isClosed)).as("the receiver failed").isTrue();
+            assertThat(inbox.closeCause()).isSameAs(denied);
+            assertThatThrownBy(() -> inbox.recv(KafkaTestSupport.WAIT))
+                    .isInstanceOf(MailboxClosedException.class)
+                    .extracting(Throwable::getCause).isSameAs(denied);
+            final List<long[]> calls = List.copyOf(faulty.faultCallbacks);
+            assertThat(calls).as("a failure at the start of the grace and one at its end").hasSizeGreaterThanOrEqualTo(2);
+            assertThat(calls.get(calls.size() - 1)[1] - calls.get(0)[0])
+                    .as("fatal only once the failures had lasted the grace").isGreaterThanOrEqualTo(grace);
+            assertThat(kafka.committed(group).get(partition)).as("what was acknowledged, committed by the finish")
+                    .isBetween(10L, 20L); // 20 unless the acknowledging loop above was descheduled for the grace
+        } finally {
+            receiver.close(Duration.ofSeconds(5));
+        }
     }
 
     @Test
