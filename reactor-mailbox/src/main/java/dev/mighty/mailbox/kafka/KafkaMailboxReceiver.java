@@ -216,7 +216,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      * How long a partition's oldest unacknowledged record stays open before a warning and an
      * {@link UnacknowledgedRecordEvent} (the default of {@link #longOpenNanos}).
      */
-    static final long LONG_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(30);
+    static final long LONG_OPEN_NANOS = TimeUnit.SECONDS.toNanos(30);
     /** The least time between two refreshes of the {@link #stats()} snapshot's ledger figures. */
     static final long STATS_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** The least time between two refreshes of the snapshot's lag (a {@code currentLag} per assigned partition). */
@@ -312,11 +312,11 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
 
     // ---- written by tests only (any thread, any time); read by the poll thread on slow paths
     /**
-     * {@link #LONG_PAUSE_NANOS}, unless a test changes it: not API, no builder knob. Volatile so that a test may
+     * {@link #LONG_OPEN_NANOS}, unless a test changes it: not API, no builder knob. Volatile so that a test may
      * change it while the receiver runs (a test first acknowledges what must not be reported, then lowers it); read
      * once per {@code checkBounds}.
      */
-    volatile long longOpenNanos = LONG_PAUSE_NANOS;
+    volatile long longOpenNanos = LONG_OPEN_NANOS;
     /**
      * {@link #COMMIT_FAILURE_GRACE_NANOS}, unless a test shortens it: not API, no builder knob. Read by the poll thread
      * in the callback of a periodic commit that failed with a non-retriable error.

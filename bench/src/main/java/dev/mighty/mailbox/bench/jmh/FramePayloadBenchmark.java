@@ -132,63 +132,24 @@ public class FramePayloadBenchmark {
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public long frames_spin(Frames s, Control control) {
-        s.request();
-        final FrameMailbox mailbox = s.mailbox;
-        final Sink sink = s.sink;
-        int n = 0;
-        for (int spins = 0; n < MESSAGES; ) {
-            final int k = mailbox.tryRecvFrames(sink, MESSAGES - n);
-            if (k != 0) {
-                n += k;
-                spins = 0;
-            } else if (s.stalled(control, spins++)) {
-                break;
-            }
-        }
-        s.received(n);
-        return sink.frameIds;
+        OneToOneState.spinReceive(s, control, (st, max) -> st.mailbox.tryRecvFrames(st.sink, max));
+        return s.sink.frameIds;
     }
 
     /** The raw mailbox (object slots, no payload copy) under the same spinning consumer: {@code tryRecvMany}. */
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public Object mailbox_spin(MailboxThroughputBenchmark.MpscMailbox s, Control control) {
-        s.request();
-        final dev.mighty.mailbox.Mailbox<Object> mailbox = s.mailbox;
-        final Sink sink = s.sink;
-        int n = 0;
-        for (int spins = 0; n < MESSAGES; ) {
-            final int k = mailbox.tryRecvMany(sink, MESSAGES - n);
-            if (k != 0) {
-                n += k;
-                spins = 0;
-            } else if (s.stalled(control, spins++)) {
-                break;
-            }
-        }
-        s.received(n);
-        return sink.last;
+        OneToOneState.spinReceive(s, control, (st, max) -> st.mailbox.tryRecvMany(st.sink, max));
+        return s.sink.last;
     }
 
     /** {@code ArrayBlockingQueue} ({@code put}) under the same spinning consumer: {@code drainTo}. */
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public Object abq_spin(ComparatorThroughputBenchmark.Abq s, Control control) {
-        s.request();
-        final java.util.concurrent.BlockingQueue<Object> queue = s.queue;
-        final ComparatorThroughputBenchmark.DrainTarget target = s.target;
-        int n = 0;
-        for (int spins = 0; n < MESSAGES; ) {
-            final int k = queue.drainTo(target, MESSAGES - n);
-            if (k != 0) {
-                n += k;
-                spins = 0;
-            } else if (s.stalled(control, spins++)) {
-                break;
-            }
-        }
-        s.received(n);
-        return target.last;
+        OneToOneState.spinReceive(s, control, (st, max) -> st.queue.drainTo(st.target, max));
+        return s.target.last;
     }
 
     @Benchmark

@@ -126,6 +126,35 @@ public abstract class OneToOneState {
         return control.stopMeasurement;
     }
 
+    /** One non-blocking receive of at most {@code max} messages out of {@code state}'s channel. */
+    @FunctionalInterface
+    interface SpinReceive<S extends OneToOneState> {
+        int receive(S state, int max);
+    }
+
+    /**
+     * One operation of a spinning consumer: requests a batch, then calls {@code receive} until it has taken
+     * {@link #MESSAGES}, backing off with {@link #stalled} on an empty call. Pass a non-capturing lambda (it is then
+     * one instance for the run: nothing is allocated per operation). Benchmark thread.
+     *
+     * @return the messages taken (fewer only if the measurement stopped)
+     */
+    static <S extends OneToOneState> int spinReceive(S state, Control control, SpinReceive<S> receive) {
+        state.request();
+        int n = 0;
+        for (int spins = 0; n < MESSAGES; ) {
+            final int k = receive.receive(state, MESSAGES - n);
+            if (k != 0) {
+                n += k;
+                spins = 0;
+            } else if (state.stalled(control, spins++)) {
+                break;
+            }
+        }
+        state.received(n);
+        return n;
+    }
+
     @CompilerControl(CompilerControl.Mode.DONT_INLINE)
     static void backoff(int spins) {
         if (spins < 100) {
