@@ -35,7 +35,7 @@ import dev.mighty.mailbox.internal.MailboxRing;
  * <p>The header and payload are written with plain stores by the producer that claimed the slot, then
  * published by the status word, stored after a release fence; the consumer reads the status word, then an acquire
  * fence, then the rest with plain loads (the fences instead of {@code setRelease}/{@code getAcquire} through a
- * {@code byteBufferViewVarHandle}: see {@link #publishSlot}), and frees the slot with the release store of the consumer index (which the
+ * {@code byteBufferViewVarHandle}: see {@link #storeStatus}), and frees the slot with the release store of the consumer index (which the
  * claim of the slot's next lap reads with acquire before writing it). Each spill buffer is owned by its
  * slot's current producer, then its consumer.
  */
@@ -106,6 +106,13 @@ final class FrameRing extends MailboxRing<MessageFrame> {
 
     @Override
     protected void publish(long index, MessageFrame frame) {
+        publishQuiet(index, frame);
+        signalConsumer();
+    }
+
+    /** As {@link #publish}, without the consumer's wake-up: a batched send wakes it once for its run. */
+    @Override
+    protected void publishQuiet(long index, MessageFrame frame) {
         final byte[] src = frame.payloadArray();
         final int length = src.length;
         final int slot = (int) (index & mask);
@@ -116,7 +123,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         } else {
             System.arraycopy(src, 0, spillFor(slot, length), 0, length);
         }
-        publishSlot(index, base, length);
+        storeStatus(index, base, length);
     }
 
     /** Zero-garbage send from {@code payload}'s position to its limit; the position is left unchanged. */
@@ -128,8 +135,42 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         if (index < 0) {
             return refused(index, "trySend");
         }
-        write(index, kind, correlationId, payload, length);
+        write(index, kind, correlationId, payload, payload.position(), length);
+        signalConsumer();
         return true;
+    }
+
+    /**
+     * The zero-garbage batched send of {@code batch[from .. to)}: one claim of as much of the run as fits (see
+     * {@link FrameBatch} for why). Every payload is checked before anything is claimed.
+     *
+     * @return how many were admitted, a prefix of the run
+     */
+    int trySendMany(FrameBatch batch, int from, int to) {
+        return trySendRun(batch, from, checkBatch(batch, from, to));
+    }
+
+    /** As {@link #trySendMany(FrameBatch, int, int)}, claiming runs and waiting for room until all is in or the deadline passes. */
+    int sendMany(FrameBatch batch, int from, int to, long deadline) throws InterruptedException {
+        return sendRun(batch, from, checkBatch(batch, from, to), deadline);
+    }
+
+    private int checkBatch(FrameBatch batch, int from, int to) {
+        Objects.requireNonNull(batch, "batch");
+        checkRunRange(batch.size(), from, to);
+        for (int i = from; i < to; i++) {
+            if (batch.lengths[i] > maxPayload) {
+                throw new IllegalArgumentException("batch frame: index=" + i + ", payload: " + batch.lengths[i]
+                        + " bytes (expected: <= maxPayload " + maxPayload + "): nothing was admitted");
+            }
+        }
+        return to - from;
+    }
+
+    @Override
+    protected void publishRunElement(Object run, int i, long index) {
+        final FrameBatch batch = (FrameBatch) run;
+        write(index, batch.kinds[i], batch.correlationIds[i], batch.payloads[i], batch.positions[i], batch.lengths[i]);
     }
 
     /** Zero-garbage blocking send; false only if the deadline passed. */
@@ -141,7 +182,8 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         if (index < 0) {
             return false;
         }
-        write(index, kind, correlationId, payload, length);
+        write(index, kind, correlationId, payload, payload.position(), length);
+        signalConsumer();
         return true;
     }
 
@@ -153,20 +195,21 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         return NO_DEADLINE;
     }
 
-    private void write(long index, int kind, long correlationId, ByteBuffer payload, int length) {
+    /** Writes the frame into the claimed slot {@code index} and stores its status; the caller wakes the consumer. */
+    private void write(long index, int kind, long correlationId, ByteBuffer payload, int position, int length) {
         final int slot = (int) (index & mask);
         final int base = slot << SLOT_SHIFT;
         writeHeader(base, kind, correlationId);
         if (length <= INLINE_PAYLOAD) {
             if (payload.hasArray()) { // a heap buffer: an array transfer skips the buffer-to-buffer one's checks
-                slab.put(base + PAYLOAD_OFFSET, payload.array(), payload.arrayOffset() + payload.position(), length);
+                slab.put(base + PAYLOAD_OFFSET, payload.array(), payload.arrayOffset() + position, length);
             } else {
-                slab.put(base + PAYLOAD_OFFSET, payload, payload.position(), length);
+                slab.put(base + PAYLOAD_OFFSET, payload, position, length);
             }
         } else {
-            payload.get(payload.position(), spillFor(slot, length), 0, length);
+            payload.get(position, spillFor(slot, length), 0, length);
         }
-        publishSlot(index, base, length);
+        storeStatus(index, base, length);
     }
 
     private void writeHeader(int base, int kind, long correlationId) {
@@ -176,19 +219,19 @@ final class FrameRing extends MailboxRing<MessageFrame> {
 
     @Override
     protected void publishSkip(long index) {
-        publishSlot(index, (int) (index & mask) << SLOT_SHIFT, SKIP_LENGTH);
+        storeStatus(index, (int) (index & mask) << SLOT_SHIFT, SKIP_LENGTH);
+        signalConsumer();
     }
 
     /**
-     * Publishes the slot: a release fence, then a plain store of the status word (Agrona's {@code releaseFence} then
-     * plain store of a record's length). The same as a {@code setRelease} through a {@code byteBufferViewVarHandle},
+     * Publishes the slot (the caller then wakes the consumer): a release fence, then a plain store of the status
+     * word (Agrona's {@code releaseFence} then plain store of a record's length). The same as a {@code setRelease} through a {@code byteBufferViewVarHandle},
      * which on JDK 17 costs an out-of-line call per access (the view looks up the buffer's memory segment); the
      * buffer's own {@code putInt} does not. Pairs with the acquire fence in {@link #lengthAt}.
      */
-    private void publishSlot(long index, int base, int length) {
+    private void storeStatus(long index, int base, int length) {
         VarHandle.releaseFence(); // the header and payload stores above happen-before the status store below
         slab.putInt(base + STATUS_OFFSET, phaseOf(index) | length);
-        signalConsumer();
     }
 
     /** The phase bit (bit 31) that marks the slot of {@code index} as published: 1 on even laps, 0 on odd. */
@@ -219,9 +262,9 @@ final class FrameRing extends MailboxRing<MessageFrame> {
      */
     private int lengthAt(long index, int base) {
         final int status = slab.getInt(base + STATUS_OFFSET);
-        // NOTE: acquire, as a getAcquire through a view VarHandle would be without its call (see publishSlot): the
+        // NOTE: acquire, as a getAcquire through a view VarHandle would be without its call (see storeStatus): the
         // header and payload loads after it read what the producer stored before its release fence. Pairs with the
-        // releaseFence in publishSlot(). A spin on this method reloads the status word on every call: the fence
+        // releaseFence in storeStatus(). A spin on this method reloads the status word on every call: the fence
         // keeps the load from being hoisted out of a loop.
         VarHandle.acquireFence();
         return (status ^ phaseOf(index)) < 0 ? FREE : status & LENGTH_MASK;

@@ -239,6 +239,35 @@ class AllocationTest {
         assertThat(direct.position()).isZero();
     }
 
+    /** The batched frame send: a reused {@link FrameBatch}, refilled per run, sent by both forms. */
+    @ParameterizedTest(name = "{0}-byte payload")
+    @ValueSource(ints = {32, 200})
+    void shouldAllocateNothingPerMessageWhenFramesAreSentInBatches(int size) throws InterruptedException {
+        final FrameMailbox fm = Mailboxes.frames(1024);
+        final byte[] payload = payload(size);
+        final ByteBuffer heap = ByteBuffer.wrap(payload);
+        final ByteBuffer direct = ByteBuffer.allocateDirect(size).put(payload).flip();
+        final FrameBatch batch = new FrameBatch(BATCH);
+        final CheckingHandler handler = new CheckingHandler(payload);
+        final long[] id = {0};
+        final long bytes = allocatedBytes(count -> {
+            for (int done = 0; done < count; done += BATCH) {
+                batch.clear();
+                for (int i = 0; i < BATCH; i++) {
+                    batch.add(7, id[0]++, (i & 1) == 0 ? heap : direct);
+                }
+                final int n = (done & BATCH) == 0 ? fm.trySendMany(batch, 0, BATCH) : fm.sendMany(batch, 0, BATCH);
+                if (n != BATCH) {
+                    throw new AssertionError("short run: " + n);
+                }
+                if (fm.tryRecvFrames(handler, BATCH) != BATCH) {
+                    throw new AssertionError("short batch");
+                }
+            }
+        });
+        assertThat(bytes).as("bytes for %d messages of %d bytes", MESSAGES, size).isLessThan(BUDGET_BYTES);
+    }
+
     @Test
     void shouldAllocateNothingPerMessageWhenFrameSendAndRecvFramesSpill() throws InterruptedException {
         final FrameMailbox fm = Mailboxes.frames(64);

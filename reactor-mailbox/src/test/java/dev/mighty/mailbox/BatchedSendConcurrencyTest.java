@@ -67,9 +67,9 @@ class BatchedSendConcurrencyTest {
 
     /**
      * Each producer sends {@code perProducer} messages in runs of 1 .. {@value #MAX_RUN} through a random batched
-     * form (or single sends, or reserved sends for producer 0 of a many-producer mailbox), marking in its ledger
-     * which messages a single {@code trySendMany} claim joined to the one before. The consumer records the order
-     * in which everything arrived.
+     * form (or single sends, or reserved sends for producer 0 of a many-producer mailbox, or a {@link FrameBatch} on
+     * a frame mailbox), marking in its ledger which messages a single {@code trySendMany} claim joined to the one
+     * before. The consumer records the order in which everything arrived.
      */
     private static void runProducers(MailboxVariant v, int capacity, int perProducer, long seed) throws Exception {
         final Mailbox<Object> mb = v.create(capacity);
@@ -94,6 +94,8 @@ class BatchedSendConcurrencyTest {
                 final boolean[] joined = new boolean[perProducer]; // joined[s]: claimed with s - 1 in one CAS
                 final Object[] batch = newArray(v, MAX_RUN);
                 final List<Object> list = new ArrayList<>(MAX_RUN);
+                final FrameBatch frameBatch = new FrameBatch(MAX_RUN);
+                final FrameMailbox fm = v == MailboxVariant.FRAMES ? (FrameMailbox) (Mailbox<?>) mb : null;
                 int seq = 0;
                 while (seq < perProducer) {
                     final int n = Math.min(perProducer - seq, 1 + random.nextInt(MAX_RUN));
@@ -106,7 +108,20 @@ class BatchedSendConcurrencyTest {
                         batch[offset + i] = v.message(id(producer, seq + i));
                         list.add(batch[offset + i]);
                     }
-                    final int form = random.nextInt(producer == 0 && producers > 1 ? 6 : 5);
+                    // forms 0-4 on every variant; 5: reserved sends (producer 0 of a many-producer mailbox);
+                    // 6, 7: a FrameBatch (frame mailboxes), by trySendMany and by sendMany
+                    final int forms = producer == 0 && producers > 1 ? 6 : 5;
+                    int form = random.nextInt(fm != null ? forms + 2 : forms);
+                    if (form >= forms) {
+                        form = 6 + form - forms;
+                    }
+                    if (form >= 6) {
+                        frameBatch.clear();
+                        for (int i = 0; i < offset + n; i++) {
+                            final MessageFrame f = (MessageFrame) (i < offset ? batch[offset] : batch[i]);
+                            frameBatch.add(f.kind(), f.correlationId(), f.payload());
+                        }
+                    }
                     switch (form) {
                         case 0, 1 -> { // trySendMany, array or list: what fits, then the rest
                             for (int sent = 0; sent < n; ) {
@@ -136,6 +151,23 @@ class BatchedSendConcurrencyTest {
                                 mb.send(batch[offset + i]);
                             }
                         }
+                        case 6 -> { // FrameBatch, what fits, then the rest
+                            for (int sent = 0; sent < n; ) {
+                                final int k = fm.trySendMany(frameBatch, offset + sent, offset + n);
+                                if (k < 0 || k > n - sent) {
+                                    throw new AssertionError("trySendMany(FrameBatch) returned " + k + " for "
+                                            + (n - sent));
+                                }
+                                for (int i = 1; i < k; i++) {
+                                    joined[seq + sent + i] = true;
+                                }
+                                sent += k;
+                                if (k == 0) {
+                                    Thread.yield();
+                                }
+                            }
+                        }
+                        case 7 -> expectAll(fm.sendMany(frameBatch, offset, offset + n), n);
                         default -> { // reserved sends interleave with the others' runs
                             for (int i = 0; i < n; ) {
                                 final int granted = ring.reserve(n - i);
@@ -254,6 +286,8 @@ class BatchedSendConcurrencyTest {
                     final SplittableRandom r = new SplittableRandom(roundSeed + producer);
                     final boolean[] admitted = new boolean[perProducer]; // the ledger: what calls reported
                     final Object[] batch = newArray(v, 12);
+                    final FrameBatch frameBatch = new FrameBatch(12);
+                    final FrameMailbox fm = v == MailboxVariant.FRAMES ? (FrameMailbox) (Mailbox<?>) mb : null;
                     start.await();
                     int seq = 0;
                     try {
@@ -262,11 +296,21 @@ class BatchedSendConcurrencyTest {
                             for (int i = 0; i < n; i++) {
                                 batch[i] = v.message(id(producer, seq + i));
                             }
-                            final int k = switch (r.nextInt(4)) {
+                            final int form = r.nextInt(fm != null ? 6 : 4);
+                            if (form >= 4) {
+                                frameBatch.clear();
+                                for (int i = 0; i < n; i++) {
+                                    final MessageFrame f = (MessageFrame) batch[i];
+                                    frameBatch.add(f.kind(), f.correlationId(), f.payload());
+                                }
+                            }
+                            final int k = switch (form) {
                                 case 0 -> mb.trySendMany(batch, 0, n);
                                 case 1 -> mb.trySendMany(Arrays.asList(batch).subList(0, n), 0, n);
                                 case 2 -> mb.sendMany(batch, 0, n);
-                                default -> mb.sendMany(batch, 0, n, Duration.ofNanos(r.nextInt(50_000)));
+                                case 3 -> mb.sendMany(batch, 0, n, Duration.ofNanos(r.nextInt(50_000)));
+                                case 4 -> fm.trySendMany(frameBatch, 0, n);
+                                default -> fm.sendMany(frameBatch, 0, n, Duration.ofNanos(r.nextInt(50_000)));
                             };
                             for (int i = 0; i < k; i++) {
                                 admitted[seq + i] = true;

@@ -262,38 +262,74 @@ public abstract class MailboxRing<E> extends RingReceiver<E> {
     /** {@link Mailbox#trySendMany(List, int, int)}: one claim of as much of the run as fits. Any thread. */
     public final int trySendMany(List<? extends E> batch, int from, int to) {
         final int n = RunClaim.checkRun(this, batch, null, from, to);
-        return n == 0 ? 0 : RunClaim.trySendRun(this, batch, null, from, n);
+        return n == 0 ? 0 : RunClaim.trySendRun(this, batch, null, null, from, n);
     }
 
     /** {@link Mailbox#trySendMany(Object[], int, int)}. Any thread. */
     public final int trySendMany(E[] batch, int from, int to) {
         final int n = RunClaim.checkRun(this, null, batch, from, to);
-        return n == 0 ? 0 : RunClaim.trySendRun(this, null, batch, from, n);
+        return n == 0 ? 0 : RunClaim.trySendRun(this, null, batch, null, from, n);
     }
 
     /** {@link Mailbox#sendMany(List, int, int)}: claims runs, waiting for room, until all is in. Any thread. */
     public final int sendMany(List<? extends E> batch, int from, int to) throws InterruptedException {
         final int n = RunClaim.checkRun(this, batch, null, from, to);
-        return RunClaim.sendRunBlocking(this, batch, null, from, n, NO_DEADLINE);
+        return RunClaim.sendRunBlocking(this, batch, null, null, from, n, NO_DEADLINE);
     }
 
     /** {@link Mailbox#sendMany(Object[], int, int)}. Any thread. */
     public final int sendMany(E[] batch, int from, int to) throws InterruptedException {
         final int n = RunClaim.checkRun(this, null, batch, from, to);
-        return RunClaim.sendRunBlocking(this, null, batch, from, n, NO_DEADLINE);
+        return RunClaim.sendRunBlocking(this, null, batch, null, from, n, NO_DEADLINE);
     }
 
     /** {@link Mailbox#sendMany(List, int, int, Duration)}: as above, waiting at most {@code timeout} in all. */
     public final int sendMany(List<? extends E> batch, int from, int to, Duration timeout)
             throws InterruptedException {
         final int n = RunClaim.checkRun(this, batch, null, from, to);
-        return RunClaim.sendRunBlocking(this, batch, null, from, n, deadline(timeout));
+        return RunClaim.sendRunBlocking(this, batch, null, null, from, n, deadline(timeout));
     }
 
     /** {@link Mailbox#sendMany(Object[], int, int, Duration)}. Any thread. */
     public final int sendMany(E[] batch, int from, int to, Duration timeout) throws InterruptedException {
         final int n = RunClaim.checkRun(this, null, batch, from, to);
-        return RunClaim.sendRunBlocking(this, null, batch, from, n, deadline(timeout));
+        return RunClaim.sendRunBlocking(this, null, batch, null, from, n, deadline(timeout));
+    }
+
+    /**
+     * Publishes element {@code i} of {@code run}, a batch of the subclass's own kind (see {@link #trySendRun}), into the
+     * claimed slot {@code index}, as {@link #publishQuiet} does. Producer; only subclasses that send such runs
+     * override it.
+     */
+    protected void publishRunElement(Object run, int i, long index) {
+        throw new UnsupportedOperationException(getClass().getName() + " sends no runs of its own");
+    }
+
+    /**
+     * Checks {@code from .. to} against a batch of {@code length} elements, as {@code List.subList} does.
+     *
+     * @throws IllegalArgumentException if {@code from > to}
+     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > length}
+     */
+    protected static void checkRunRange(int length, int from, int to) {
+        RunClaim.checkRange(length, from, to);
+    }
+
+    /**
+     * {@link #trySendMany(Object[], int, int)} for a batch of the subclass's own kind, whose elements
+     * {@link #publishRunElement} writes: one claim of as much of {@code run[from .. from + n)} as fits. The caller has
+     * checked the range and every element. Any thread.
+     *
+     * @return how many were admitted, a prefix
+     * @throws MailboxClosedException if closed
+     */
+    protected final int trySendRun(Object run, int from, int n) {
+        return n == 0 ? 0 : RunClaim.trySendRun(this, null, null, Objects.requireNonNull(run, "run"), from, n);
+    }
+
+    /** {@link #sendMany(Object[], int, int, Duration)} for a batch of the subclass's own kind: see {@link #trySendRun}. */
+    protected final int sendRun(Object run, int from, int n, long deadline) throws InterruptedException {
+        return RunClaim.sendRunBlocking(this, null, null, Objects.requireNonNull(run, "run"), from, n, deadline);
     }
 
     /** Counts a refused or rejected claim: false when full, throws when closed. */

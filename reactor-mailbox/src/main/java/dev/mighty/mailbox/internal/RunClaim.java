@@ -12,8 +12,9 @@ import java.util.Objects;
  * run cut to the room ({@link #claimRun}), and an exact reserved run ({@link #claimReserved}).
  *
  * <h2>Threads</h2>
- * Any producer thread, as for {@link MailboxRing#trySend}. The batch belongs to the caller and must not change
- * during the call; if it does, no claimed slot is left unstored (see {@link #publishRun}).
+ * Any producer thread, as for {@link MailboxRing#trySend}. The batch (a {@code List}, an array, or a batch type of
+ * the ring's own that it publishes itself, such as a {@code FrameMailbox}'s {@code FrameBatch}) belongs to the
+ * caller and must not change during the call; if it does, no claimed slot is left unstored (see {@link #publishRun}).
  *
  * <h2>Progress</h2>
  * {@link #trySendRun} is lock-free, as a single claim: its CAS fails only because another producer claimed, a
@@ -46,14 +47,7 @@ final class RunClaim {
      * @return the run's length
      */
     static <E> int checkRun(MailboxRing<E> ring, List<? extends E> list, E[] array, int from, int to) {
-        final int length = list != null ? list.size() : Objects.requireNonNull(array, "batch").length;
-        if (from > to) {
-            throw new IllegalArgumentException("from: " + from + " > to: " + to);
-        }
-        if (from < 0 || to > length) {
-            throw new IndexOutOfBoundsException("from: " + from + ", to: " + to + " (expected: 0 <= from <= to <= "
-                    + length + ")");
-        }
+        checkRange(list != null ? list.size() : Objects.requireNonNull(array, "batch").length, from, to);
         for (int i = from; i < to; i++) {
             final E e = list != null ? list.get(i) : array[i];
             if (e == null) {
@@ -65,9 +59,24 @@ final class RunClaim {
         return to - from;
     }
 
-    /** {@code trySendMany}: one claim of up to {@code n}; counts a run cut short once in {@code refused}. */
-    static <E> int trySendRun(MailboxRing<E> ring, List<? extends E> list, E[] array, int from, int n) {
-        final int k = claimRun(ring, list, array, from, n);
+    /** Checks {@code from .. to} against a batch of {@code length}, as {@code List.subList} and {@code Arrays.fill} do. */
+    static void checkRange(int length, int from, int to) {
+        if (from > to) {
+            throw new IllegalArgumentException("from: " + from + " > to: " + to);
+        }
+        if (from < 0 || to > length) {
+            throw new IndexOutOfBoundsException("from: " + from + ", to: " + to + " (expected: 0 <= from <= to <= "
+                    + length + ")");
+        }
+    }
+
+    /**
+     * {@code trySendMany}: one claim of up to {@code n}; counts a run cut short once in {@code refused}. The run is
+     * {@code list}, {@code array}, or else {@code own}: a batch of the ring's own kind, which it publishes itself
+     * ({@link MailboxRing#publishRunElement}).
+     */
+    static <E> int trySendRun(MailboxRing<E> ring, List<? extends E> list, E[] array, Object own, int from, int n) {
+        final int k = claimRun(ring, list, array, own, from, n);
         if (k == RUN_CLOSED) {
             throw ring.rejectClosed("trySendMany");
         }
@@ -85,7 +94,7 @@ final class RunClaim {
      *
      * @return {@code k}, how many were admitted (0 when full), or {@link #RUN_CLOSED}
      */
-    static <E> int claimRun(MailboxRing<E> ring, List<? extends E> list, E[] array, int from, int n) {
+    static <E> int claimRun(MailboxRing<E> ring, List<? extends E> list, E[] array, Object own, int from, int n) {
         final int capacity = ring.capacity;
         long limit = ring.lvProducerLimit();
         for (;;) {
@@ -110,7 +119,7 @@ final class RunClaim {
             }
             final int k = (int) Math.min(n, room);
             if (ring.casProducerIndex(word, (index + k) << MailboxRing.INDEX_SHIFT)) {
-                publishRun(ring, list, array, from, index, k);
+                publishRun(ring, list, array, own, from, index, k);
                 return k;
             }
         }
@@ -128,7 +137,7 @@ final class RunClaim {
         if (index < 0) {
             return 0;
         }
-        publishRun(ring, list, null, from, index, n);
+        publishRun(ring, list, null, null, from, index, n);
         return n;
     }
 
@@ -177,11 +186,15 @@ final class RunClaim {
      * is never left unpublished: if the batch changed under us (an element now null, a {@code get} that throws),
      * the rest of the run becomes placeholders the consumer skips, and the exception is thrown after.
      */
-    private static <E> void publishRun(MailboxRing<E> ring, List<? extends E> list, E[] array, int from, long index,
-            int k) {
+    private static <E> void publishRun(MailboxRing<E> ring, List<? extends E> list, E[] array, Object own, int from,
+            long index, int k) {
         int i = 0;
         try {
-            if (array != null) {
+            if (own != null) {
+                for (; i < k; i++) {
+                    ring.publishRunElement(own, from + i, index + i);
+                }
+            } else if (array != null) {
                 for (; i < k; i++) {
                     ring.publishQuiet(index + i, checkUnchanged(array[from + i], from + i));
                 }
@@ -207,15 +220,15 @@ final class RunClaim {
     }
 
     /** The blocking loop of {@code sendMany}: claims runs until {@code n} are in, parking while full. */
-    static <E> int sendRunBlocking(MailboxRing<E> ring, List<? extends E> list, E[] array, int from, int n,
-            long deadline) throws InterruptedException {
+    static <E> int sendRunBlocking(MailboxRing<E> ring, List<? extends E> list, E[] array, Object own, int from,
+            int n, long deadline) throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException();
         }
         int sent = 0;
         boolean woken = false;
         for (int step = 0; sent < n; step++) {
-            final int k = claimRun(ring, list, array, from + sent, n - sent);
+            final int k = claimRun(ring, list, array, own, from + sent, n - sent);
             if (k > 0) {
                 sent += k;
                 step = -1; // progress: a fresh back-off for the rest of the run, as a new send would have

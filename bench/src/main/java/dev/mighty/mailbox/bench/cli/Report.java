@@ -74,6 +74,8 @@ final class Report {
                     Workloads.FRAME_MAILBOX, Workloads.MAILBOX, 2.0, true),
             new Expectation("goal", "frame spill path (256 B) <= 3x the raw mailbox",
                     Workloads.FRAME_MAILBOX_SPILL, Workloads.MAILBOX, 3.0, true),
+            new Expectation("issue 22", "frame inline path in FrameBatch runs of 32 <= 2x the raw mailbox's sendMany "
+                    + "runs of 32", Workloads.BATCHED_SEND_FRAME_MAILBOX, Workloads.BATCHED_SEND_MAILBOX, 2.0, true),
             new Expectation("goal", "frame inline path faster than ArrayBlockingQueue",
                     Workloads.ABQ, Workloads.FRAME_MAILBOX, 1.0, false),
             new Expectation("goal", "frame inline path faster than SubmissionPublisher",

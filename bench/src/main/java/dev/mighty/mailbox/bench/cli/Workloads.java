@@ -16,6 +16,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
+import dev.mighty.mailbox.FrameBatch;
 import dev.mighty.mailbox.FrameHandler;
 import dev.mighty.mailbox.FrameMailbox;
 import dev.mighty.mailbox.FrameView;
@@ -60,6 +61,7 @@ final class Workloads {
     static final int SEND_RUN = 32;
     static final String FRAME_MAILBOX = "frame_mailbox_throughput";
     static final String FRAME_MAILBOX_SPILL = "frame_mailbox_spill_throughput";
+    static final String BATCHED_SEND_FRAME_MAILBOX = "batched_send_frame_mailbox_throughput";
     static final String MAILBOX_TRY = "mailbox_try_throughput";
     static final String PUBLISHER_MAILBOX = "publisher_mailbox_throughput";
     static final String PUBLISHER_EXECUTOR = "publisher_executor_mailbox_throughput";
@@ -132,6 +134,9 @@ final class Workloads {
                         s -> new Frames(FRAME_MAILBOX, INLINE_PAYLOAD, s)),
                 new Entry(FRAME_MAILBOX_SPILL, "FrameMailbox, 256 B spilled: trySend(kind, id, ByteBuffer) / recvFrames",
                         true, s -> new Frames(FRAME_MAILBOX_SPILL, SPILL_PAYLOAD, s)),
+                new Entry(BATCHED_SEND_FRAME_MAILBOX, "FrameMailbox, 32 B inline: sendMany(FrameBatch runs of "
+                        + SEND_RUN + ") / recvFrames", true, s -> new FrameRuns(BATCHED_SEND_FRAME_MAILBOX,
+                        INLINE_PAYLOAD, s)),
                 new Entry(PUBLISHER_MAILBOX, "MailboxPublisher (batch 256), unbounded demand, draining on the harness "
                         + "consumer thread (a DrivenExecutor it spins on): adapter cost without scheduler cost", true,
                         PublisherRow::new),
@@ -660,9 +665,9 @@ final class Workloads {
     }
 
     /** The slab path: {@code trySend(kind, id, ByteBuffer)} (then {@code send} if full) / {@code recvFrames}. */
-    static final class Frames implements Workload {
-        private final FrameMailbox mailbox;
-        private final ByteBuffer buffer;
+    static class Frames implements Workload {
+        final FrameMailbox mailbox;
+        final ByteBuffer buffer;
         private final int batch;
         private final FrameCheck check;
 
@@ -707,6 +712,36 @@ final class Workloads {
         @Override
         public void close() {
             mailbox.close();
+        }
+    }
+
+    /**
+     * The slab path in runs: a reused {@code FrameBatch} of {@link #SEND_RUN} frames, {@code trySendMany} then
+     * {@code sendMany} for what did not fit / {@code recvFrames}, as {@link Frames} otherwise.
+     */
+    static final class FrameRuns extends Frames {
+        private final FrameBatch run = new FrameBatch(SEND_RUN);
+
+        FrameRuns(String name, int payloadLength, Setup s) {
+            super(name, payloadLength, s);
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final FrameMailbox mailbox = this.mailbox;
+            final FrameBatch run = this.run;
+            for (int i = 0; i < n; ) {
+                final int k = Math.min(SEND_RUN, n - i);
+                run.clear();
+                for (int j = 0; j < k; j++) {
+                    run.add(FRAME_KIND, i + j, buffer);
+                }
+                final int sent = mailbox.trySendMany(run, 0, k);
+                if (sent < k) {
+                    mailbox.sendMany(run, sent, k);
+                }
+                i += k;
+            }
         }
     }
 

@@ -3,6 +3,7 @@ package dev.mighty.mailbox.bench.jmh;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
+import dev.mighty.mailbox.FrameBatch;
 import dev.mighty.mailbox.FrameMailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.MessageFrame;
@@ -37,7 +38,8 @@ import static dev.mighty.mailbox.bench.jmh.OneToOneState.MESSAGES;
  * {@code tryRecvMany} / {@code ArrayBlockingQueue.drainTo} in a loop that spins ({@link Thread#onSpinWait()}), then
  * yields, on an empty call ({@link OneToOneState#stalled}). They are the spinning-consumer comparison of issue 22:
  * {@code frames_spin} (payload {@code INLINE_32}) against {@code mailbox_spin} (the raw mailbox, same consumer
- * loop) and {@code abq_spin}, in one run. The parking methods ({@code frames_recv_frames},
+ * loop) and {@code abq_spin}, in one run; {@code frames_batch_spin} is {@code frames_spin} with the producer sending
+ * {@link FrameBatch} runs of 32. The parking methods ({@code frames_recv_frames},
  * {@code mailbox_batched_recv}) wait in the library's own back-off, then park.
  *
  * <p>Goals: {@code frames_recv_frames} with {@code INLINE_32} &lt;= 2x {@code mailbox_batched_recv} of the same
@@ -94,6 +96,32 @@ public class FramePayloadBenchmark {
         }
     }
 
+    /** The producer sends in {@link FrameBatch} runs of {@value #RUN}: one claim per run instead of one per frame. */
+    @State(Scope.Thread)
+    public static class FrameRuns extends Frames {
+        static final int RUN = 32;
+        final FrameBatch run = new FrameBatch(RUN);
+
+        @Override
+        protected void produce(int n) throws InterruptedException {
+            final FrameMailbox mailbox = this.mailbox;
+            final FrameBatch run = this.run;
+            final ByteBuffer buffer = this.buffer;
+            for (int i = 0; i < n; ) {
+                final int k = Math.min(RUN, n - i);
+                run.clear();
+                for (int j = 0; j < k; j++) {
+                    run.add(KIND, i + j, buffer);
+                }
+                final int sent = mailbox.trySendMany(run, 0, k);
+                if (sent < k) {
+                    mailbox.sendMany(run, sent, k);
+                }
+                i += k;
+            }
+        }
+    }
+
     @State(Scope.Thread)
     public static class FrameObjects extends FrameMailboxState {
         @Param
@@ -132,6 +160,14 @@ public class FramePayloadBenchmark {
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public long frames_spin(Frames s, Control control) {
+        OneToOneState.spinReceive(s, control, (st, max) -> st.mailbox.tryRecvFrames(st.sink, max));
+        return s.sink.frameIds;
+    }
+
+    /** As {@code frames_spin}, the producer sending {@link FrameBatch} runs of 32 ({@code trySendMany}). */
+    @Benchmark
+    @OperationsPerInvocation(MESSAGES)
+    public long frames_batch_spin(FrameRuns s, Control control) {
         OneToOneState.spinReceive(s, control, (st, max) -> st.mailbox.tryRecvFrames(st.sink, max));
         return s.sink.frameIds;
     }
@@ -177,7 +213,7 @@ public class FramePayloadBenchmark {
      *
      *   java -jar bench/target/benchmarks.jar FramePayloadBenchmark -prof gc
      *   java -jar bench/target/benchmarks.jar FramePayloadBenchmark.frames_recv_frames -p payload=INLINE_32,SPILL_256
-     *   java -jar bench/target/benchmarks.jar 'FramePayloadBenchmark.(frames|mailbox|abq)_spin' -p payload=INLINE_32 \
+     *   java -jar bench/target/benchmarks.jar 'FramePayloadBenchmark.(frames|frames_batch|mailbox|abq)_spin' -p payload=INLINE_32 \
      *        -f 3 -wi 3 -i 5                                    # the spinning-consumer comparison (issue 22)
      *
      * Scores are ns per message; gc.alloc.rate.norm is bytes per message (the operation count includes
