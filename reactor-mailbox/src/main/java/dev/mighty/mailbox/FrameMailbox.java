@@ -21,11 +21,11 @@ import dev.mighty.mailbox.internal.MailboxRing;
  * <h2>Zero-garbage paths</h2>
  * {@link #trySend(int, long, ByteBuffer)} / {@link #send(int, long, ByteBuffer)} copy from a caller's buffer
  * and {@link #tryRecvFrames} / {@link #recvFrames} hand the consumer a reused {@link FrameView}: after warm-up
- * they allocate 0 bytes per message. {@link #trySendMany(FrameBatch, int, int)} / {@link #sendMany(FrameBatch, int,
- * int)} send a reused {@link FrameBatch} of frames with one claim for as many as fit: a frame fills a cache line, and
- * on x86 a claim per frame waits for the line transfer of the frame before it, so a producer with several frames at
- * hand sends them about twice as fast in runs (docs/benchmarks.md). The {@code Mailbox<MessageFrame>} methods allocate one frame per
- * received message.
+ * they allocate 0 bytes per message. {@link #trySendMany(FrameBatch, int, int)} /
+ * {@link #sendMany(FrameBatch, int, int)} send a reused {@link FrameBatch} with one claim for as many frames as fit:
+ * a frame fills a cache line, and on x86 a claim per frame waits for the line transfer of the frame before it, so a
+ * producer with several frames at hand sends them in runs (docs/benchmarks.md has the figures). The
+ * {@code Mailbox<MessageFrame>} methods allocate one frame per received message.
  *
  * <p>Threads, progress, visibility and close are as for every {@link Mailbox}: any thread sends, one
  * consumer receives. A sender may reuse its array or buffer as soon as the send returns.

@@ -150,7 +150,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         return trySendRun(batch, from, checkBatch(batch, from, to));
     }
 
-    /** As {@link #trySendMany(FrameBatch, int, int)}, claiming runs and waiting for room until all is in or the deadline passes. */
+    /** As {@link #trySendMany(FrameBatch, int, int)}, claiming runs and waiting for room until all is in. */
     int sendMany(FrameBatch batch, int from, int to, long deadline) throws InterruptedException {
         return sendRun(batch, from, checkBatch(batch, from, to), deadline);
     }
@@ -225,9 +225,10 @@ final class FrameRing extends MailboxRing<MessageFrame> {
 
     /**
      * Publishes the slot (the caller then wakes the consumer): a release fence, then a plain store of the status
-     * word (Agrona's {@code releaseFence} then plain store of a record's length). The same as a {@code setRelease} through a {@code byteBufferViewVarHandle},
-     * which on JDK 17 costs an out-of-line call per access (the view looks up the buffer's memory segment); the
-     * buffer's own {@code putInt} does not. Pairs with the acquire fence in {@link #lengthAt}.
+     * word (Agrona's {@code releaseFence} then plain store of a record's length). The same as a {@code setRelease}
+     * through a {@code byteBufferViewVarHandle}, which on JDK 17 costs an out-of-line call per access (the view looks
+     * up the buffer's memory segment); the buffer's own {@code putInt} does not. Pairs with the acquire fence in
+     * {@link #lengthAt}.
      */
     private void storeStatus(long index, int base, int length) {
         VarHandle.releaseFence(); // the header and payload stores above happen-before the status store below

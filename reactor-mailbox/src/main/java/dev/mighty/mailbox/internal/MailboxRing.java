@@ -297,8 +297,8 @@ public abstract class MailboxRing<E> extends RingReceiver<E> {
     }
 
     /**
-     * Publishes element {@code i} of {@code run}, a batch of the subclass's own kind (see {@link #trySendRun}), into the
-     * claimed slot {@code index}, as {@link #publishQuiet} does. Producer; only subclasses that send such runs
+     * Publishes element {@code i} of {@code run}, a batch of the subclass's own kind (see {@link #trySendRun}), into
+     * the claimed slot {@code index}, as {@link #publishQuiet} does. Producer; only subclasses that send such runs
      * override it.
      */
     protected void publishRunElement(Object run, int i, long index) {
@@ -327,7 +327,7 @@ public abstract class MailboxRing<E> extends RingReceiver<E> {
         return n == 0 ? 0 : RunClaim.trySendRun(this, null, null, Objects.requireNonNull(run, "run"), from, n);
     }
 
-    /** {@link #sendMany(Object[], int, int, Duration)} for a batch of the subclass's own kind: see {@link #trySendRun}. */
+    /** {@link #sendMany(Object[], int, int, Duration)} for a batch of the subclass's own kind, as {@link #trySendRun}. */
     protected final int sendRun(Object run, int from, int n, long deadline) throws InterruptedException {
         return RunClaim.sendRunBlocking(this, null, null, Objects.requireNonNull(run, "run"), from, n, deadline);
     }

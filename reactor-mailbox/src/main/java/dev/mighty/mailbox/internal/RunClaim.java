@@ -59,7 +59,7 @@ final class RunClaim {
         return to - from;
     }
 
-    /** Checks {@code from .. to} against a batch of {@code length}, as {@code List.subList} and {@code Arrays.fill} do. */
+    /** Checks {@code from .. to} against a batch of {@code length}, as {@code List.subList} does. */
     static void checkRange(int length, int from, int to) {
         if (from > to) {
             throw new IllegalArgumentException("from: " + from + " > to: " + to);

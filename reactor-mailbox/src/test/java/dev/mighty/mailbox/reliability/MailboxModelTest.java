@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
 
+import dev.mighty.mailbox.FrameBatch;
 import dev.mighty.mailbox.FrameHandler;
 import dev.mighty.mailbox.FrameMailbox;
 import dev.mighty.mailbox.FrameView;
@@ -410,8 +411,23 @@ class MailboxModelTest {
 
         void trySendMany(Op o) {
             final List<T> run = run(o);
-            expectRun(run, o.b(), (list, asList, from, to) -> asList ? mailbox.trySendMany(list, from, to)
-                    : mailbox.trySendMany(array(list), from, to), "trySendMany");
+            expectRun(run, o.b(), (list, asList, from, to) -> batched(o)
+                    ? frames.trySendMany(frameBatch(list), from, to)
+                    : asList ? mailbox.trySendMany(list, from, to) : mailbox.trySendMany(array(list), from, to),
+                    batched(o) ? "trySendMany(FrameBatch)" : "trySendMany");
+        }
+
+        /** On a frame mailbox, one batched send in four goes through a {@link FrameBatch} of the same frames. */
+        boolean batched(Op o) {
+            return frames != null && (o.a() + o.b()) % 4 == 3;
+        }
+
+        FrameBatch frameBatch(List<T> list) {
+            final FrameBatch batch = new FrameBatch(Math.max(1, list.size()));
+            for (MessageFrame f : framesOf(list)) {
+                batch.add(f.kind(), f.correlationId(), f.payload());
+            }
+            return batch;
         }
 
         /** {@code sendMany}, or {@code sendMany(.., 0)} when it would wait forever (nobody else receives). */
@@ -420,11 +436,15 @@ class MailboxModelTest {
             final boolean blocks = !model.closed && run.size() > model.capacity - model.queue.size() - model.reserved;
             final Duration timeout = blocks || o.b() % 4 == 1 ? Duration.ZERO : o.b() % 4 == 3 ? Duration.ofHours(1)
                     : null;
-            expectRun(run, o.b(), (list, asList, from, to) -> timeout == null
+            expectRun(run, o.b(), (list, asList, from, to) -> batched(o)
+                    ? (timeout == null ? frames.sendMany(frameBatch(list), from, to)
+                            : frames.sendMany(frameBatch(list), from, to, timeout))
+                    : timeout == null
                     ? (asList ? mailbox.sendMany(list, from, to) : mailbox.sendMany(array(list), from, to))
                     : (asList ? mailbox.sendMany(list, from, to, timeout)
                             : mailbox.sendMany(array(list), from, to, timeout)),
-                    timeout == null ? "sendMany" : "sendMany(" + timeout + ")");
+                    (batched(o) ? "sendMany(FrameBatch" : "sendMany(")
+                            + (timeout == null ? ")" : ", " + timeout + ")"));
         }
 
         /** The outcome every batched send shares single-threaded: closed -> exception, else what fits. */
@@ -499,7 +519,13 @@ class MailboxModelTest {
                         type = IllegalArgumentException.class; // an oversized frame last: checked before any claim
                         final List<MessageFrame> bad = new ArrayList<>(framesOf(run));
                         bad.add(oversized());
-                        call = () -> frames.trySendMany(bad, 0, bad.size()) >= 0;
+                        if (o.a() % 2 == 0) {
+                            call = () -> frames.trySendMany(bad, 0, bad.size()) >= 0;
+                        } else {
+                            final FrameBatch batch = new FrameBatch(bad.size());
+                            bad.forEach(f -> batch.add(f.kind(), f.correlationId(), f.payload()));
+                            call = () -> frames.sendMany(batch, 0, batch.size()) >= 0;
+                        }
                     }
                 }
             }

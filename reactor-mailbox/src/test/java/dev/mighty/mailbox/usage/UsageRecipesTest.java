@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -15,6 +16,7 @@ import java.util.concurrent.SubmissionPublisher;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.mighty.mailbox.DocRecipes;
+import dev.mighty.mailbox.FrameBatch;
 import dev.mighty.mailbox.FrameHandler;
 import dev.mighty.mailbox.FrameMailbox;
 import dev.mighty.mailbox.Hang;
@@ -151,6 +153,32 @@ class UsageRecipesTest {
         assertThat(checksum.get()).isEqualTo(45 + 10 * 16);
     }
 
+    @Test
+    void shouldSendFramesInBatches() throws Exception {
+        final FrameMailbox frames = Mailboxes.frames(1024);
+        final ByteBuffer[] decoded = new ByteBuffer[100];
+        for (int i = 0; i < decoded.length; i++) {
+            decoded[i] = ByteBuffer.allocate(8).putLong(0, i);
+        }
+        // tag::frame-batch[]
+        // producer: one reused batch; the frames refer to the buffers until the send returns
+        FrameBatch batch = new FrameBatch(32);
+        for (int i = 0; i < decoded.length; ) {
+            batch.clear();
+            while (!batch.isFull() && i < decoded.length) {
+                batch.add(1, i, decoded[i++]);
+            }
+            frames.sendMany(batch, 0, batch.size()); // one claim for as many as fit, parks while full
+        }
+        // end::frame-batch[]
+        frames.close();
+        final List<Long> ids = new ArrayList<>();
+        while (frames.recvFrames(frame -> ids.add(frame.correlationId()), 64) > 0) {
+            // until closed and drained
+        }
+        assertThat(ids).hasSize(100).isSorted().doesNotHaveDuplicates();
+    }
+
     // ------------------------------------------------------------------ 5. bridging to JDK Flow
 
     @Test
@@ -268,6 +296,7 @@ class UsageRecipesTest {
     @Test
     void shouldShowEveryRecipeVerbatimInTheUsageDoc() throws IOException {
         DocRecipes.assertShownVerbatim("src/test/java/dev/mighty/mailbox/usage/UsageRecipesTest.java", "docs/usage.md",
-                "actor-loop", "flux-into-mailbox", "mailbox-into-flux", "frames", "flow", "sizing", "wait-policy");
+                "actor-loop", "flux-into-mailbox", "mailbox-into-flux", "frames", "frame-batch", "flow", "sizing",
+                "wait-policy");
     }
 }
