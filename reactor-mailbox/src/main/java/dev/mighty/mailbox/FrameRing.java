@@ -150,7 +150,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         return trySendRun(batch, from, checkBatch(batch, from, to));
     }
 
-    /** As {@link #trySendMany(FrameBatch, int, int)}, claiming runs and waiting for room until all is in. */
+    /** As {@link #trySendMany(FrameBatch, int, int)}, waiting for room until all is in or the deadline passes. */
     int sendMany(FrameBatch batch, int from, int to, long deadline) throws InterruptedException {
         return sendRun(batch, from, checkBatch(batch, from, to), deadline);
     }
