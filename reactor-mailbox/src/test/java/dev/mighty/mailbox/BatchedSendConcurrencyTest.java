@@ -123,12 +123,16 @@ class BatchedSendConcurrencyTest {
                         }
                     }
                     switch (form) {
-                        case 0, 1 -> { // trySendMany, array or list: what fits, then the rest
+                        case 0, 1, 6 -> { // trySendMany, array, list or FrameBatch: what fits, then the rest
                             for (int sent = 0; sent < n; ) {
-                                final int k = form == 0 ? mb.trySendMany(batch, offset + sent, offset + n)
-                                        : mb.trySendMany(list, offset + sent, offset + n);
+                                final int k = switch (form) {
+                                    case 0 -> mb.trySendMany(batch, offset + sent, offset + n);
+                                    case 1 -> mb.trySendMany(list, offset + sent, offset + n);
+                                    default -> fm.trySendMany(frameBatch, offset + sent, offset + n);
+                                };
                                 if (k < 0 || k > n - sent) {
-                                    throw new AssertionError("trySendMany returned " + k + " for " + (n - sent));
+                                    throw new AssertionError("trySendMany (form " + form + ") returned " + k
+                                            + " for " + (n - sent));
                                 }
                                 for (int i = 1; i < k; i++) {
                                     joined[seq + sent + i] = true;
@@ -149,22 +153,6 @@ class BatchedSendConcurrencyTest {
                         case 4 -> {
                             for (int i = 0; i < n; i++) {
                                 mb.send(batch[offset + i]);
-                            }
-                        }
-                        case 6 -> { // FrameBatch, what fits, then the rest
-                            for (int sent = 0; sent < n; ) {
-                                final int k = fm.trySendMany(frameBatch, offset + sent, offset + n);
-                                if (k < 0 || k > n - sent) {
-                                    throw new AssertionError("trySendMany(FrameBatch) returned " + k + " for "
-                                            + (n - sent));
-                                }
-                                for (int i = 1; i < k; i++) {
-                                    joined[seq + sent + i] = true;
-                                }
-                                sent += k;
-                                if (k == 0) {
-                                    Thread.yield();
-                                }
                             }
                         }
                         case 7 -> expectAll(fm.sendMany(frameBatch, offset, offset + n), n);

@@ -26,6 +26,7 @@ import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.WaitPolicy;
 import dev.mighty.mailbox.bench.DrainTarget;
 import dev.mighty.mailbox.bench.DrivenExecutor;
+import dev.mighty.mailbox.bench.FrameRuns;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import dev.mighty.mailbox.rs.MailboxProcessor;
 import dev.mighty.mailbox.rs.MailboxPublisher;
@@ -135,7 +136,7 @@ final class Workloads {
                 new Entry(FRAME_MAILBOX_SPILL, "FrameMailbox, 256 B spilled: trySend(kind, id, ByteBuffer) / recvFrames",
                         true, s -> new Frames(FRAME_MAILBOX_SPILL, SPILL_PAYLOAD, s)),
                 new Entry(BATCHED_SEND_FRAME_MAILBOX, "FrameMailbox, 32 B inline: sendMany(FrameBatch runs of "
-                        + SEND_RUN + ") / recvFrames", true, s -> new FrameRuns(BATCHED_SEND_FRAME_MAILBOX,
+                        + SEND_RUN + ") / recvFrames", true, s -> new FrameRunRow(BATCHED_SEND_FRAME_MAILBOX,
                         INLINE_PAYLOAD, s)),
                 new Entry(PUBLISHER_MAILBOX, "MailboxPublisher (batch 256), unbounded demand, draining on the harness "
                         + "consumer thread (a DrivenExecutor it spins on): adapter cost without scheduler cost", true,
@@ -719,29 +720,16 @@ final class Workloads {
      * The slab path in runs: a reused {@code FrameBatch} of {@link #SEND_RUN} frames, {@code trySendMany} then
      * {@code sendMany} for what did not fit / {@code recvFrames}, as {@link Frames} otherwise.
      */
-    static final class FrameRuns extends Frames {
+    static final class FrameRunRow extends Frames {
         private final FrameBatch run = new FrameBatch(SEND_RUN);
 
-        FrameRuns(String name, int payloadLength, Setup s) {
+        FrameRunRow(String name, int payloadLength, Setup s) {
             super(name, payloadLength, s);
         }
 
         @Override
         public void produce(int n) throws InterruptedException {
-            final FrameMailbox mailbox = this.mailbox;
-            final FrameBatch run = this.run;
-            for (int i = 0; i < n; ) {
-                final int k = Math.min(SEND_RUN, n - i);
-                run.clear();
-                for (int j = 0; j < k; j++) {
-                    run.add(FRAME_KIND, i + j, buffer);
-                }
-                final int sent = mailbox.trySendMany(run, 0, k);
-                if (sent < k) {
-                    mailbox.sendMany(run, sent, k);
-                }
-                i += k;
-            }
+            FrameRuns.send(mailbox, run, FRAME_KIND, buffer, n);
         }
     }
 

@@ -7,6 +7,7 @@ import dev.mighty.mailbox.FrameBatch;
 import dev.mighty.mailbox.FrameMailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.MessageFrame;
+import dev.mighty.mailbox.bench.FrameRuns;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -98,27 +99,13 @@ public class FramePayloadBenchmark {
 
     /** The producer sends in {@link FrameBatch} runs of {@value #RUN}: one claim per run instead of one per frame. */
     @State(Scope.Thread)
-    public static class FrameRuns extends Frames {
+    public static class FrameRunState extends Frames {
         static final int RUN = 32;
         final FrameBatch run = new FrameBatch(RUN);
 
         @Override
         protected void produce(int n) throws InterruptedException {
-            final FrameMailbox mailbox = this.mailbox;
-            final FrameBatch run = this.run;
-            final ByteBuffer buffer = this.buffer;
-            for (int i = 0; i < n; ) {
-                final int k = Math.min(RUN, n - i);
-                run.clear();
-                for (int j = 0; j < k; j++) {
-                    run.add(KIND, i + j, buffer);
-                }
-                final int sent = mailbox.trySendMany(run, 0, k);
-                if (sent < k) {
-                    mailbox.sendMany(run, sent, k);
-                }
-                i += k;
-            }
+            FrameRuns.send(mailbox, run, KIND, buffer, n);
         }
     }
 
@@ -167,7 +154,7 @@ public class FramePayloadBenchmark {
     /** As {@code frames_spin}, the producer sending {@link FrameBatch} runs of 32 ({@code trySendMany}). */
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
-    public long frames_batch_spin(FrameRuns s, Control control) {
+    public long frames_batch_spin(FrameRunState s, Control control) {
         OneToOneState.spinReceive(s, control, (st, max) -> st.mailbox.tryRecvFrames(st.sink, max));
         return s.sink.frameIds;
     }
