@@ -89,7 +89,11 @@ public final class FrameBatch {
         return size == kinds.length;
     }
 
-    /** @return the payload length recorded for frame {@code i}, {@code 0 <= i < size()} */
+    /**
+     * @param i the frame's index in the batch, {@code 0 <= i < size()}
+     * @return the payload length {@link #add} recorded for frame {@code i}
+     * @throws IndexOutOfBoundsException if {@code i} is out of range
+     */
     public int payloadLength(int i) {
         Objects.checkIndex(i, size);
         return lengths[i];

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.mighty.mailbox.FrameBatch;
 import dev.mighty.mailbox.FrameMailbox;
 import dev.mighty.mailbox.FrameView;
 import dev.mighty.mailbox.Hang;
@@ -152,6 +153,32 @@ class BadInputCatalogueTest {
                 .hasMessage("payload");
         assertThat(frames.stats().admitted()).isZero();
         assertThat(frames.trySend(MessageFrame.of(1, 2L, new byte[200]))).as("the limit itself is accepted").isTrue();
+    }
+
+    @Test
+    void shouldRejectBadFrameBatchesBeforeAdmittingAnything() {
+        assertThatThrownBy(() -> new FrameBatch(0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("maxFrames: 0 (expected: > 0)");
+        final FrameBatch batch = new FrameBatch(2).add(1, 1L, ByteBuffer.allocate(10));
+        assertThatThrownBy(() -> batch.add(1, 2L, null)).isInstanceOf(NullPointerException.class)
+                .hasMessage("payload");
+        batch.add(1, 2L, ByteBuffer.allocate(201));
+        assertThatThrownBy(() -> batch.add(1, 3L, ByteBuffer.allocate(1))).isInstanceOf(IllegalStateException.class)
+                .hasMessage("batch full: maxFrames=2 (send it, then clear it)");
+        final FrameMailbox frames = Mailboxes.frames(4, 200);
+        assertThatThrownBy(() -> frames.trySendMany(batch, 0, 2)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("batch frame: index=1, payload: 201 bytes (expected: <= maxPayload 200): nothing was "
+                        + "admitted");
+        assertThatThrownBy(() -> frames.sendMany(batch, 0, 2, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> frames.trySendMany(batch, 0, 3)).isInstanceOf(IndexOutOfBoundsException.class)
+                .hasMessage("from: 0, to: 3 (expected: 0 <= from <= to <= 2)");
+        assertThatThrownBy(() -> frames.trySendMany(batch, 2, 1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("from: 2 > to: 1");
+        assertThatThrownBy(() -> frames.trySendMany((FrameBatch) null, 0, 0)).isInstanceOf(NullPointerException.class)
+                .hasMessage("batch");
+        assertThat(frames.stats().admitted()).isZero();
+        assertThat(frames.trySendMany(batch, 0, 1)).as("the frame before the oversized one, alone").isEqualTo(1);
     }
 
     @Test
