@@ -1,6 +1,7 @@
 package dev.mighty.mailbox;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -101,7 +102,7 @@ public final class FrameBatch {
 
     /** Empties the batch and drops its references to the payload buffers. */
     public void clear() {
-        java.util.Arrays.fill(payloads, 0, size, null);
+        Arrays.fill(payloads, 0, size, null);
         size = 0;
     }
 

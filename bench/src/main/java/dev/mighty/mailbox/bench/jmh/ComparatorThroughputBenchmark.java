@@ -341,39 +341,14 @@ public class ComparatorThroughputBenchmark {
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public Object agrona_one_to_one_queue_drain(AgronaQueue s, Control control) {
-        s.request();
-        final OneToOneConcurrentArrayQueue<Object> queue = s.queue;
-        final Sink sink = s.sink;
-        int n = 0;
-        for (int spins = 0; n < MESSAGES; ) {
-            final int k = queue.drain(sink, MESSAGES - n);
-            if (k != 0) {
-                n += k;
-                spins = 0;
-            } else if (s.stalled(control, spins++)) {
-                break;
-            }
-        }
-        s.received(n);
-        return sink.last;
+        OneToOneState.spinReceive(s, control, (st, max) -> st.queue.drain(st.sink, max));
+        return s.sink.last;
     }
 
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public long agrona_many_to_one_ring_buffer(AgronaRingBuffer s, Control control) {
-        s.request();
-        final ManyToOneRingBuffer ring = s.ring;
-        int n = 0;
-        for (int spins = 0; n < MESSAGES; ) {
-            final int k = ring.read(s, MESSAGES - n);
-            if (k != 0) {
-                n += k;
-                spins = 0;
-            } else if (s.stalled(control, spins++)) {
-                break;
-            }
-        }
-        s.received(n);
+        OneToOneState.spinReceive(s, control, (st, max) -> st.ring.read(st, max));
         return s.sum;
     }
 

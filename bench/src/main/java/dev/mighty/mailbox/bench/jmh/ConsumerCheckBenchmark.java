@@ -17,8 +17,6 @@ import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 
-import dev.mighty.mailbox.Mailbox;
-import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.internal.MailboxRing;
 
 /**
@@ -67,23 +65,12 @@ public class ConsumerCheckBenchmark {
      * docs/benchmarks-log.md for why it was and the fix), so small differences show.
      */
     static Object consume(Mpsc s, Control control, boolean checked) {
-        s.request();
-        final Mailbox<Object> mailbox = s.mailbox;
-        final MailboxRing<Object> ring = s.ring;
-        final Sink sink = s.sink;
-        int n = 0;
-        for (int spins = 0; n < OneToOneState.MESSAGES; ) {
-            final int max = OneToOneState.MESSAGES - n;
-            final int k = checked ? mailbox.tryRecvMany(sink, max) : drainUnchecked(ring, sink, max);
-            if (k != 0) {
-                n += k;
-                spins = 0;
-            } else if (s.stalled(control, spins++)) {
-                break;
-            }
+        if (checked) {
+            OneToOneState.spinReceive(s, control, (st, max) -> st.mailbox.tryRecvMany(st.sink, max));
+        } else {
+            OneToOneState.spinReceive(s, control, (st, max) -> drainUnchecked(st.ring, st.sink, max));
         }
-        s.received(n);
-        return sink.last;
+        return s.sink.last;
     }
 
     /** {@code tryRecvMany}'s batch without the consumer mark: what the check is measured against. */

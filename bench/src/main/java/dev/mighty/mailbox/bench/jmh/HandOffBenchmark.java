@@ -78,7 +78,7 @@ public class HandOffBenchmark {
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public Object raw_try_send_try_recv_many(RawTrySend s, Control control) {
-        return tryRecvMany(s, s.mailbox, control);
+        return tryRecvMany(s, control);
     }
 
     // ------------------------------------------------------------------ the Publisher half
@@ -112,7 +112,7 @@ public class HandOffBenchmark {
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public Object subscriber_try_recv_many(SubscriberFed s, Control control) {
-        return tryRecvMany(s, s.mailbox, control);
+        return tryRecvMany(s, control);
     }
 
     @Benchmark
@@ -123,21 +123,9 @@ public class HandOffBenchmark {
 
     // ------------------------------------------------------------------ consumer loops
 
-    static Object tryRecvMany(OneToOneState s, Mailbox<Object> mailbox, Control control) {
-        s.request();
-        final Sink sink = ((WithSink) s).sink();
-        int n = 0;
-        for (int spins = 0; n < MESSAGES; ) {
-            final int k = mailbox.tryRecvMany(sink, MESSAGES - n);
-            if (k != 0) {
-                n += k;
-                spins = 0;
-            } else if (s.stalled(control, spins++)) {
-                break;
-            }
-        }
-        s.received(n);
-        return sink.last;
+    static <S extends MailboxHandOff & WithSink> Object tryRecvMany(S s, Control control) {
+        OneToOneState.spinReceive(s, control, (st, max) -> st.mailbox.tryRecvMany(st.sink(), max));
+        return s.sink().last;
     }
 
     /** Waits (spin, then yield) until the subscriber, running elsewhere, has seen this operation's messages. */

@@ -243,21 +243,8 @@ public class MailboxThroughputBenchmark {
     }
 
     static Object drain(RingState s, Control control) {
-        s.request();
-        final MessagePassingQueue<Object> queue = s.queue;
-        final Sink sink = s.sink;
-        int n = 0;
-        for (int spins = 0; n < MESSAGES; ) {
-            final int k = queue.drain(sink, MESSAGES - n);
-            if (k != 0) {
-                n += k;
-                spins = 0;
-            } else if (s.stalled(control, spins++)) {
-                break;
-            }
-        }
-        s.received(n);
-        return sink.last;
+        OneToOneState.spinReceive(s, control, (st, max) -> st.queue.drain(st.sink, max));
+        return s.sink.last;
     }
 
     /*
