@@ -5,11 +5,13 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Consumer;
 
+import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.WaitPolicy;
 
 /**
  * The receive half of {@link MailboxRing}: the consumer's side of the ring protocol (poll by the subclass, the
- * batched receives, the wake-up of room waiters after a batch, the wait for data, the end-of-stream check) and the
+ * receive loops {@code recv}, {@code tryRecvMany} and {@code recvMany}, the consumer mark, the wake-up of room
+ * waiters after a batch, the wait for data, the end-of-stream check) and the
  * consumer-role slot the adapters share. {@code MailboxRing} extends it and keeps the claim protocol; a class of
  * its own so each file holds one side. Consumer only, unless a method says otherwise; progress and visibility as
  * {@code MailboxRing}'s class comment says.
@@ -109,22 +111,66 @@ abstract class RingReceiver<E> extends RingL5Pad {
         return recv0(deadline(timeout));
     }
 
+    /** {@code recv}: polls, and waits for data (see {@link RingWaiters}) until a message, the end, or the deadline. */
     private E recv0(long deadline) throws InterruptedException {
-        return RingReceive.recv(this, deadline);
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        for (;;) {
+            final E e = poll();
+            if (e != null) {
+                afterReceive(1);
+                return e;
+            }
+            if (endOfStream() || !awaitData(deadline)) {
+                return null;
+            }
+        }
     }
 
     /** Hands up to {@code max} messages present now to {@code sink}. Consumer only. */
     public final int tryRecvMany(Consumer<? super E> sink, int max) {
         Objects.requireNonNull(sink, "sink");
         checkMax(max);
-        return RingReceive.drain(this, sink, max);
+        return drain(sink, max);
+    }
+
+    /** {@code tryRecvMany}: up to {@code max} published messages, then one {@code afterReceive} for the batch. */
+    private int drain(Consumer<? super E> sink, int max) {
+        final Thread previous = enterConsumer();
+        int n = 0;
+        try {
+            E e;
+            while (n < max && (e = poll()) != null) {
+                n++;
+                sink.accept(e);
+            }
+        } finally {
+            exitConsumer(previous);
+            if (n > 0) {
+                afterReceive(n);
+            }
+        }
+        return n;
     }
 
     /** Parks until a message is present, then as {@link #tryRecvMany}; 0 at end of stream. Consumer only. */
     public final int recvMany(Consumer<? super E> sink, int max) throws InterruptedException {
         Objects.requireNonNull(sink, "sink");
         checkMax(max);
-        return RingReceive.recvMany(this, sink, max);
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        if (max == 0) {
+            return 0;
+        }
+        for (;;) {
+            final int n = drain(sink, max);
+            if (n > 0 || endOfStream()) {
+                return n;
+            }
+            awaitData(NO_DEADLINE);
+        }
     }
 
     /**
@@ -137,7 +183,16 @@ abstract class RingReceiver<E> extends RingL5Pad {
      * @return the previous mark, to give to {@link #exitConsumer}
      */
     public final Thread enterConsumer() {
-        return RingReceive.enterConsumer(this);
+        final Thread self = Thread.currentThread();
+        final Thread previous = lpConsumerThread();
+        if (previous != null && previous != self) {
+            // NOTE: best effort, at no cost: the field is plain, so two racing consumers may miss each other, but a
+            // consumer that finds another thread's mark knows the one-consumer rule is broken.
+            throw new IllegalStateException("two consumers at once: " + self.getName() + " entered a receive while "
+                    + previous.getName() + " is in one: name=" + name);
+        }
+        spConsumerThread(self);
+        return previous;
     }
 
     /** Restores the mark saved by {@link #enterConsumer()}. Consumer only. */
@@ -164,7 +219,20 @@ abstract class RingReceiver<E> extends RingL5Pad {
      * @throws MailboxClosedException if it is closed exceptionally and drained
      */
     public final boolean endOfStream() {
-        return RingReceive.endOfStream(this);
+        // NOTE: the close state is set before the CLOSED bit and lives on the read-mostly signals line: while the
+        // mailbox is open this check leaves the producer word's line alone (see RingWaiters.awaitData).
+        if (!closing()) {
+            return false;
+        }
+        final long word = lvProducerIndex();
+        if (!isClosed(word) || indexOf(word) != lvConsumerIndex()) {
+            return false;
+        }
+        final Throwable cause = closeCause();
+        if (cause != null) {
+            throw new MailboxClosedException("mailbox closed exceptionally and drained: name=" + name, cause);
+        }
+        return true;
     }
 
     /**
