@@ -134,9 +134,11 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
 
     // Lock-holder state: written only while holding the poll lock (see "Visibility").
     /**
-     * The lock holder while it runs others' code under the lock (see flush), else null. NOTE: read without the
-     * lock by releaseRole and lockSlow, which only compare it with their own thread: a thread writes null here
-     * before it leaves flush, so it reads itself only while it is inside flush (it sees its own last write or
+     * The lock holder, from its winning CAS to its unlock, else null. Code under the lock that runs others' code
+     * (the room wake-ups of afterReceive, and of poll() when it skips a placeholder) may come back into this
+     * subscription on the same thread; releaseRole and lockSlow tell that case by this field. NOTE: read without
+     * the lock by releaseRole and lockSlow, which only compare it with their own thread: a thread writes null
+     * here before it unlocks, so it reads itself only while it holds the lock (it sees its own last write or
      * another thread's).
      */
     private Thread lockOwner;
@@ -253,7 +255,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         // The loop only runs drain() while we hold the role: from now on polls may take.
         STATE.compareAndSet(this, NO_ROLE, IDLE);
         int next = SIGNAL;
-        if (STATE.compareAndSet(this, IDLE, LOCKED)) {
+        if (tryLock()) {
             try {
                 next = look();
             } finally {
@@ -349,14 +351,23 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     // ------------------------------------------------------------------ the poll lock
 
     private boolean lock() {
-        return STATE.compareAndSet(this, IDLE, LOCKED) || lockSlow();
+        return tryLock() || lockSlow();
+    }
+
+    /** One try at {@code IDLE -> LOCKED}; the winner records itself as the holder. */
+    private boolean tryLock() {
+        if (STATE.compareAndSet(this, IDLE, LOCKED)) {
+            lockOwner = Thread.currentThread();
+            return true;
+        }
+        return false;
     }
 
     private boolean lockSlow() {
         for (int spins = 0; ; spins++) {
             final int s = state;
             if (s == IDLE) {
-                if (STATE.compareAndSet(this, IDLE, LOCKED)) {
+                if (tryLock()) {
                     return true;
                 }
                 continue;
@@ -370,6 +381,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     }
 
     private void unlock() {
+        lockOwner = null; // before the release store below: the next holder's write comes after it
         if (releaseOnUnlock) {
             releaseOnUnlock = false;
             detach();
@@ -413,15 +425,11 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         final int pending = this.pending;
         if (pending > 0) {
             this.pending = 0;
-            // The one call made under the lock that runs others' code: afterReceive wakes parked producers, and a
-            // Wakeable (a MailboxSubscriber asking its upstream for more) may come back into this subscription on
-            // this thread. lockOwner tells releaseRole and lockSlow that it is us.
-            lockOwner = Thread.currentThread();
-            try {
-                ring.afterReceive(pending); // wakes producers parked on the room we made
-            } finally {
-                lockOwner = null;
-            }
+            // Runs others' code under the lock: afterReceive wakes parked producers, and a Wakeable (a
+            // MailboxSubscriber asking its upstream for more) may come back into this subscription on this thread;
+            // so may the ring's poll() when it skips a placeholder. lockOwner tells releaseRole and lockSlow that it
+            // is us.
+            ring.afterReceive(pending); // wakes producers parked on the room we made
         }
     }
 
@@ -522,7 +530,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     @Override
     public boolean isEmpty() {
         final MailboxRing<T> ring = this.ring;
-        if (!STATE.compareAndSet(this, IDLE, LOCKED)) {
+        if (!tryLock()) {
             return ring.size() == 0;
         }
         boolean empty;
