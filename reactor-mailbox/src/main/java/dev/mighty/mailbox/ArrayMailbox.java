@@ -30,14 +30,8 @@ final class ArrayMailbox<T> extends MailboxRing<T> implements Mailbox<T> {
     }
 
     @Override
-    protected void publish(long index, T msg) {
-        soRefElement(buffer, (int) (index & mask), msg); // pairs with laRefElement in poll() and isPublished()
-        signalConsumer();
-    }
-
-    @Override
     protected void publishQuiet(long index, T msg) {
-        soRefElement(buffer, (int) (index & mask), msg); // as publish(); the batched send signals once per run
+        soRefElement(buffer, (int) (index & mask), msg); // pairs with laRefElement in poll() and isPublished()
     }
 
     @Override

@@ -19,8 +19,11 @@ import java.util.Objects;
  * {@link #add} records a frame's kind, correlation id and payload <em>by reference</em>: the buffer itself, with
  * its position and remaining length at the time of the call (the buffer's position is not changed). The payload's
  * bytes are copied into the slab when the frame is sent, so they must not change between {@code add} and the
- * return of the send that admits the frame; the buffer's position and limit may. {@link #clear()} empties the
- * batch and drops its references, for the next run. Nothing is allocated after construction.
+ * return of the send that admits the frame. The buffer's position may change; its limit may too, as long as it
+ * still covers the recorded bytes when the batch is sent: the send checks every frame's limit, as it checks every
+ * payload's length, before it claims anything, and throws {@link IndexOutOfBoundsException} (nothing admitted)
+ * otherwise. {@link #clear()} empties the batch and drops its references, for the next run. Nothing is
+ * allocated after construction.
  *
  * <h2>Threads</h2>
  * Not thread-safe: one producer thread fills, sends and clears a batch (or hands it on with a happens-before,

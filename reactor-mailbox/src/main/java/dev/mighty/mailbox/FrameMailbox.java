@@ -119,7 +119,8 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
      * @return how many were admitted, frame {@code from} first: {@code 0 .. to - from}; 0 when the mailbox is full
      *         (occupied + reserved) or the run is empty
      * @throws NullPointerException if {@code batch} is null
-     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.size()}
+     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.size()}, or a payload buffer's limit
+     *         no longer covers the bytes {@link FrameBatch#add} recorded (nothing is admitted)
      * @throws IllegalArgumentException if {@code from > to}, or a payload of the run is larger than
      *         {@link #maxPayload()}; nothing is admitted
      * @throws MailboxClosedException if the mailbox is closed and the run is not empty; nothing is admitted
@@ -138,7 +139,8 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
      * @return {@code to - from}; fewer only if the mailbox closed, or the thread was interrupted, after part of the
      *         run was admitted (the interrupt status is then set again)
      * @throws NullPointerException if {@code batch} is null
-     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.size()}
+     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.size()}, or a payload buffer's limit
+     *         no longer covers the bytes {@link FrameBatch#add} recorded (nothing is admitted)
      * @throws IllegalArgumentException if {@code from > to}, or a payload of the run is larger than
      *         {@link #maxPayload()}; nothing is admitted
      * @throws InterruptedException if the thread is interrupted on entry, or while parked before any of the run
@@ -160,7 +162,8 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
      * @param timeout the longest wait for room, in all
      * @return how many were admitted: fewer than {@code to - from} also if the timeout elapsed first
      * @throws NullPointerException if {@code batch} or {@code timeout} is null
-     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.size()}
+     * @throws IndexOutOfBoundsException if {@code from < 0} or {@code to > batch.size()}, or a payload buffer's limit
+     *         no longer covers the bytes {@link FrameBatch#add} recorded (nothing is admitted)
      * @throws IllegalArgumentException if {@code from > to}, {@code timeout} is negative, or a payload of the run
      *         is larger than {@link #maxPayload()}; nothing is admitted
      * @throws InterruptedException if the thread is interrupted on entry, or while parked before any of the run

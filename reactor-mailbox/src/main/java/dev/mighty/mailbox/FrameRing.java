@@ -105,13 +105,6 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     }
 
     @Override
-    protected void publish(long index, MessageFrame frame) {
-        publishQuiet(index, frame);
-        signalConsumer();
-    }
-
-    /** As {@link #publish}, without the consumer's wake-up: a batched send wakes it once for its run. */
-    @Override
     protected void publishQuiet(long index, MessageFrame frame) {
         final byte[] src = frame.payloadArray();
         final int length = src.length;
@@ -135,8 +128,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         if (index < 0) {
             return refused(index, "trySend");
         }
-        write(index, kind, correlationId, payload, payload.position(), length);
-        signalConsumer();
+        writeClaimed(index, kind, correlationId, payload, length);
         return true;
     }
 
@@ -159,9 +151,17 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         Objects.requireNonNull(batch, "batch");
         checkRunRange(batch.size(), from, to);
         for (int i = from; i < to; i++) {
-            if (batch.lengths[i] > maxPayload) {
-                throw new IllegalArgumentException("batch frame: index=" + i + ", payload: " + batch.lengths[i]
+            final int length = batch.lengths[i];
+            if (length > maxPayload) {
+                throw new IllegalArgumentException("batch frame: index=" + i + ", payload: " + length
                         + " bytes (expected: <= maxPayload " + maxPayload + "): nothing was admitted");
+            }
+            final int end = batch.positions[i] + length;
+            final int limit = batch.payloads[i].limit();
+            if (end > limit) {
+                throw new IndexOutOfBoundsException("batch frame: index=" + i + ", payload bytes " + batch.positions[i]
+                        + " .. " + end + " (as added) beyond the buffer's limit " + limit
+                        + " (expected: the limit still covers them when the batch is sent): nothing was admitted");
             }
         }
         return to - from;
@@ -182,8 +182,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
         if (index < 0) {
             return false;
         }
-        write(index, kind, correlationId, payload, payload.position(), length);
-        signalConsumer();
+        writeClaimed(index, kind, correlationId, payload, length);
         return true;
     }
 
@@ -193,6 +192,21 @@ final class FrameRing extends MailboxRing<MessageFrame> {
 
     static long noDeadline() {
         return NO_DEADLINE;
+    }
+
+    /**
+     * The zero-garbage single send's write, as {@link #publishClaimed} for a {@code MessageFrame}: if the copy
+     * throws (an {@code OutOfMemoryError} growing the spill buffer, a mapped payload whose file was truncated under
+     * the copy), the slot becomes a placeholder and the throw goes on; then wakes the consumer.
+     */
+    private void writeClaimed(long index, int kind, long correlationId, ByteBuffer payload, int length) {
+        try {
+            write(index, kind, correlationId, payload, payload.position(), length);
+        } catch (Throwable t) {
+            publishSkip(index); // wakes the consumer itself
+            throw t;
+        }
+        signalConsumer();
     }
 
     /** Writes the frame into the claimed slot {@code index} and stores its status; the caller wakes the consumer. */

@@ -15,7 +15,7 @@ import dev.mighty.mailbox.SendResult;
  * <p>The bounded ring behind every {@link Mailbox}: the claim protocol (the producer word, single, batched and
  * reserved claims, close). Its superclass {@link RingReceiver} is the receive half; the waiting protocol is
  * {@link RingWaiters}, the field chain {@code RingFields}, the batched and reserved claims {@link RunClaim} and
- * {@link RingReservations}. Subclasses supply the slot storage ({@link #publish}, {@link #poll},
+ * {@link RingReservations}. Subclasses supply the slot storage ({@link #publishQuiet}, {@link #poll},
  * {@link #isPublished}).
  *
  * <p>The claiming algorithm is the JCTools {@code MpscArrayQueue} one (CAS on the producer index, a cached
@@ -119,16 +119,29 @@ public abstract class MailboxRing<E> extends RingReceiver<E> {
     /** Checks a message before anything is claimed; throws on bad input. Any thread. */
     protected abstract void validate(E msg);
 
-    /** Writes {@code msg} into the claimed slot {@code index} and publishes it (release). Producer. */
-    protected abstract void publish(long index, E msg);
+    /**
+     * Writes {@code msg} into the claimed slot {@code index} and publishes it (release), without waking the
+     * consumer: the caller does ({@link #publishClaimed} for a single send, once per run for a batched send). May
+     * throw only before its release store. Producer.
+     */
+    protected abstract void publishQuiet(long index, E msg);
 
     /**
-     * As {@link #publish}, but the caller wakes the consumer itself: a batched send publishes each slot of its
-     * run with this, then calls {@link #signalConsumer()} once. The default publishes and signals per slot
-     * (correct, one read of {@code consumerWaiter} more per message). Producer.
+     * Publishes {@code msg} into the claimed slot {@code index} and wakes the consumer: every single send goes
+     * through here. No hole survives a throw: if the write throws (an {@code OutOfMemoryError} from a spill buffer, a
+     * payload whose memory went away under the copy), the slot becomes a placeholder the consumer skips, the consumer
+     * is woken as for a message, and the throw goes on to the caller, whose message was not admitted. Without it
+     * the consumer would wait for that slot forever, and every later message, the close and the end of stream
+     * behind it. Producer.
      */
-    protected void publishQuiet(long index, E msg) {
-        publish(index, msg);
+    protected final void publishClaimed(long index, E msg) {
+        try {
+            publishQuiet(index, msg);
+        } catch (Throwable t) {
+            publishSkip(index); // wakes the consumer itself
+            throw t;
+        }
+        signalConsumer();
     }
 
     /**
@@ -189,7 +202,7 @@ public abstract class MailboxRing<E> extends RingReceiver<E> {
         if (index < 0) {
             return refused(index, "trySend");
         }
-        publish(index, msg);
+        publishClaimed(index, msg);
         return true;
     }
 
@@ -203,7 +216,7 @@ public abstract class MailboxRing<E> extends RingReceiver<E> {
         validate(msg);
         final long index = claim();
         if (index >= 0) {
-            publish(index, msg);
+            publishClaimed(index, msg);
             return SendResult.OK;
         }
         if (index == CLAIM_CLOSED) {
@@ -227,7 +240,7 @@ public abstract class MailboxRing<E> extends RingReceiver<E> {
         validate(msg);
         final long index = claim();
         if (index >= 0L) {
-            publish(index, msg);
+            publishClaimed(index, msg);
         }
         return index;
     }
@@ -241,7 +254,7 @@ public abstract class MailboxRing<E> extends RingReceiver<E> {
     public final void send(E msg) throws InterruptedException {
         Objects.requireNonNull(msg, "msg");
         validate(msg);
-        publish(claimBlocking(NO_DEADLINE, "send"), msg);
+        publishClaimed(claimBlocking(NO_DEADLINE, "send"), msg);
     }
 
     /** Sends, parking at most {@code timeout} while full; false on timeout. */
@@ -253,7 +266,7 @@ public abstract class MailboxRing<E> extends RingReceiver<E> {
         if (index < 0) {
             return false;
         }
-        publish(index, msg);
+        publishClaimed(index, msg);
         return true;
     }
 
@@ -354,7 +367,29 @@ public abstract class MailboxRing<E> extends RingReceiver<E> {
      * @return the slot index, or {@link #CLAIM_FULL} if the deadline passed
      */
     protected final long claimBlocking(long deadline, String op) throws InterruptedException {
-        return waiters.claimBlocking(this, deadline, op);
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        boolean woken = false;
+        for (int step = 0; ; step++) {
+            final long index = claim();
+            if (index >= 0) {
+                if (woken) {
+                    waiters.propagate(this); // the token rule: a woken waiter that claimed passes extra room on
+                }
+                return index;
+            }
+            if (index == CLAIM_CLOSED) {
+                throw rejectClosed(op);
+            }
+            checkNotSelfBlocking(deadline, op, -1, 1);
+            final int waited = waiters.parkForRoom(this, step, woken, deadline); // hands a wake-up on if it throws
+            if (waited == RingWaiters.TIMED_OUT) {
+                countRefused();
+                return CLAIM_FULL;
+            }
+            woken |= waited == RingWaiters.RETRY_WOKEN;
+        }
     }
 
     /**
@@ -444,15 +479,17 @@ public abstract class MailboxRing<E> extends RingReceiver<E> {
     }
 
     /**
-     * Registers {@code w} to be woken (once) when the consumer frees room, permits are released, or the
-     * mailbox closes. Room waiters are woken in arrival order, about one per freed slot (see {@link RingWaiters}).
-     * Any thread.
+     * A room registration for {@code owner}, a send loop that is a callback rather than a parked thread: its
+     * {@link RoomTicket#await()} registers {@code owner} to be woken (once per registration) when the consumer frees
+     * room, permits are released, or the mailbox closes; room waiters are woken in arrival order, about one per
+     * freed slot, and the ticket keeps the token rule (see {@link RingWaiters}). Any thread; the ticket belongs to
+     * its owner's loop.
      *
-     * @return false if there is room (or the mailbox is closed) already: the caller should retry now; the
-     *         registration may still fire once, so {@code w} must tolerate a spurious wake
+     * @param owner what a wake-up runs: the owner's send loop (must not throw or block)
+     * @return a ticket for {@code owner}; allocate one per owner and keep it
      */
-    public final boolean awaitRoom(Wakeable w) {
-        return waiters.awaitRoom(this, w);
+    public final RoomTicket roomTicket(Wakeable owner) {
+        return new RoomTicket(this, owner);
     }
 
     /** Registers {@code w} to be woken once when the mailbox closes (at once if it is closed). Any thread. */

@@ -58,7 +58,7 @@ final class RingReservations {
                 // 63 grants since the last claim: a further bump would wrap the epoch and could let a producer that
                 // read the word 64 grants ago pass its CAS. Give the grant back, reset the epoch by claiming one
                 // slot for a placeholder the consumer skips, and try again. No room for it: grant nothing; the
-                // consumer's next receive makes room and wakes awaitRoom() callers.
+                // consumer's next receive makes room and wakes room waiters (RoomTicket).
                 ring.releaseReserved(grant);
                 final long index = ring.claim();
                 if (index < 0) {
@@ -100,7 +100,7 @@ final class RingReservations {
         if (index < 0) {
             return false;
         }
-        ring.publish(index, msg);
+        ring.publishClaimed(index, msg);
         return true;
     }
 

@@ -164,22 +164,35 @@ abstract class WaitersL1Pad extends WaitersFields {
  *     publish takes it (CAS to null) and wakes it. Dekker pair: the consumer stores itself (volatile) and then reads
  *     the producer word; the producer's claim CAS comes before its read of {@code consumerWaiter}. Either the
  *     consumer sees the claim, or the producer sees the consumer.</li>
- *     <li><b>Producers wait for room</b> ({@link #parkForRoom}, and subscriber-side {@link Wakeable}s through
- *     {@link #awaitRoom(MailboxRing, Wakeable)}): a FIFO queue ({@link ConcurrentLinkedDeque}, lock-free) of
- *     {@link RoomWaiter} nodes, each WAITING, then WOKEN or CANCELLED exactly once (a CAS decides). A waker that
- *     made {@code k} slots of room wakes the first {@code k} WAITING nodes, not all ({@link #wakeRoom(int)}); a
- *     close wakes all. Dekker pair: a waiter counts itself in {@code roomWaiting} (an atomic add: a full fence),
- *     queues its node, then re-checks the room; a waker publishes the room (the consumer index, or a permit
- *     release), then a full fence, then reads {@code roomWaiting}. Either the waker sees the waiter (and, the node
- *     being queued before the waiter's re-check, finds it in the queue), or the waiter's re-check sees the room.</li>
+ *     <li><b>Producers wait for room</b> ({@link #parkForRoom} for a parked thread, {@link RoomTicket} for a
+ *     waiter that is a callback): a FIFO queue ({@link ConcurrentLinkedDeque}, lock-free) of {@link RoomWaiter}
+ *     nodes, one per attempt, each WAITING, then WOKEN (by a waker) or CANCELLED (withdrawn by its waiter) exactly
+ *     once: a CAS decides. A waker that made {@code k} slots of room wakes the first {@code k} WAITING nodes, not
+ *     all ({@link #wakeRoom(int)}); a close wakes all. Dekker pair: a waiter counts itself in {@code roomWaiting}
+ *     (an atomic add: a full fence), queues its node, then re-checks the room; a waker publishes the room (the
+ *     consumer index, or a permit release), then a full fence, then reads {@code roomWaiting}. Either the waker
+ *     sees the waiter (and, the node being queued before the waiter's re-check, finds it in the queue), or the
+ *     waiter's re-check sees the room.</li>
  *     <li><b>Listeners wait for the close</b> ({@link #onClose}): a stack, drained whole by the close.</li>
  * </ul>
  *
- * <h2>No wake-up is lost, none is wasted for long</h2>
- * A woken waiter that gives up before it uses its wake-up (timed out, interrupted) hands it on: it wakes the next
- * waiter ({@code wakeRoom(1)}). A woken waiter that retries and loses the room to a sender that never waited goes
- * back to the <b>head</b> of the queue. A woken waiter that got in and sees more room and more waiters wakes the next
- * one (the room a batch freed may outnumber the waiters woken for it when some of them were cancelled meanwhile).
+ * <h2>The token rule: every room wake-up is used or handed on</h2>
+ * A waker counts a wake-up as spent once it has moved a node from WAITING to WOKEN, so the wake-up is a token for
+ * one freed slot that now belongs to the woken waiter. A woken waiter does exactly one of three things:
+ * <ol>
+ *     <li><b>claims</b>: the token is spent; if room is left and others wait, it wakes the next one
+ *     ({@link #propagate}: the room a batch freed may outnumber the waiters woken for it);</li>
+ *     <li><b>finds the mailbox full again</b>: a sender that never waited took the slot (barging), so nothing is
+ *     stranded; it queues again at the <b>head</b>, keeping its place;</li>
+ *     <li><b>gives up</b> (timed out, interrupted, cancelled, no longer has anything to send): it hands the token on
+ *     ({@link #handOn()}).</li>
+ * </ol>
+ * A waiter that is still WAITING when it gives up withdraws its node (CANCELLED): no waker counts it. The rule is
+ * enforced where the waiting happens, not by each caller: a parked thread keeps it inside {@link #parkForRoom} and
+ * its callers' claim loops; a callback keeps it through its {@link RoomTicket}, whose three methods are the three
+ * outcomes and which a callback cannot bypass (the queue is reachable only through a ticket). A registration that
+ * outlives its need is withdrawn by the ticket's {@link RoomTicket#withdraw()}, which hands the token on if it was
+ * already woken.
  *
  * <h2>Fairness</h2>
  * Room waiters are woken in the order they queued, and a woken waiter that lost its slot keeps its place at the
@@ -529,44 +542,12 @@ public final class RingWaiters extends WaitersL1Pad {
         final boolean woken = !leave(node);
         if (interrupted) {
             if (woken) {
-                wakeRoom(1); // we give up a wake-up meant for a slot: hand it on, so none is lost
+                handOn(); // we give up a wake-up meant for a slot: hand it on, so none is lost
             }
             throw new InterruptedException();
         }
         // A wake-up racing the timeout is used, not handed on: the caller claims once more before it times out.
         return woken ? RETRY_WOKEN : TIMED_OUT;
-    }
-
-    /**
-     * The blocking claim of {@code send}: claims, else waits for room ({@link #parkForRoom}), until a slot, the
-     * deadline, or the close.
-     *
-     * @return the slot index, or {@code CLAIM_FULL} if the deadline passed
-     */
-    <E> long claimBlocking(MailboxRing<E> ring, long deadline, String op) throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException();
-        }
-        boolean woken = false;
-        for (int step = 0; ; step++) {
-            final long index = ring.claim();
-            if (index >= 0) {
-                if (woken) {
-                    propagate(ring);
-                }
-                return index;
-            }
-            if (index == MailboxRing.CLAIM_CLOSED) {
-                throw ring.rejectClosed(op);
-            }
-            ring.checkNotSelfBlocking(deadline, op, -1, 1);
-            final int waited = parkForRoom(ring, step, woken, deadline);
-            if (waited == TIMED_OUT) {
-                ring.countRefused();
-                return MailboxRing.CLAIM_FULL;
-            }
-            woken |= waited == RETRY_WOKEN;
-        }
     }
 
     /** {@link #parkForRoom} result: claim again. */
@@ -576,24 +557,8 @@ public final class RingWaiters extends WaitersL1Pad {
     /** {@link #parkForRoom} result: the deadline passed. */
     static final int TIMED_OUT = 2;
 
-    /**
-     * Registers {@code w} to be woken once when a slot frees, permits are released, or the mailbox closes.
-     *
-     * @return false if there is room (or the mailbox is closed) already: retry now; {@code w} may still be woken
-     *         once (a waker took the registration first), so it must tolerate a spurious wake
-     */
-    <E> boolean awaitRoom(MailboxRing<E> ring, Wakeable w) {
-        final RoomWaiter node = new RoomWaiter(Objects.requireNonNull(w, "w"));
-        enqueue(node, false);
-        if (!ring.isFullForSend()) { // after the fence of enqueue(), as in parkForRoom
-            leave(node);
-            return false;
-        }
-        ring.countProducerPark();
-        return true;
-    }
-
-    private void enqueue(RoomWaiter node, boolean head) {
+    /** Counts {@code node} in, then queues it at the head (a woken waiter keeping its place) or the tail. */
+    void enqueue(RoomWaiter node, boolean head) {
         xaddRoomWaiting(1); // before the node is visible: a waker that sees it in the queue has counted it
         if (head) {
             roomQueue.offerFirst(node);
@@ -607,7 +572,7 @@ public final class RingWaiters extends WaitersL1Pad {
      *
      * @return true if it was still waiting (now cancelled and unqueued); false if a waker took it first (woken)
      */
-    private boolean leave(RoomWaiter node) {
+    boolean leave(RoomWaiter node) {
         if (node.casState(WAITING, CANCELLED)) {
             xaddRoomWaiting(-1);
             roomQueue.removeFirstOccurrence(node);
@@ -633,14 +598,19 @@ public final class RingWaiters extends WaitersL1Pad {
             }
             if (node.casState(WAITING, WOKEN)) {
                 xaddRoomWaiting(-1);
-                if (node.waiter instanceof Wakeable && !((Wakeable) node.waiter).isWaiting()) {
-                    continue; // a registration whose subscriber gave up: the slot's wake-up goes to the next one
-                }
-                WaiterNode.wake(node.waiter);
+                WaiterNode.wake(node.waiter); // the token is the waiter's now: it claims, queues again or hands on
                 k--;
             }
-            // else cancelled by its waiter, which unqueues it and does not count for k
+            // else withdrawn by its waiter, which unqueues it and does not count for k
         }
+    }
+
+    /**
+     * A woken waiter gives up its token without claiming (timed out, interrupted, withdrawn, no longer needing
+     * room): the wake-up goes to the next waiter, so the slot it was meant for is not stranded. Any thread.
+     */
+    void handOn() {
+        wakeRoom(1);
     }
 
     /** Wakes every room waiter: the mailbox closed. */

@@ -9,18 +9,11 @@ package dev.mighty.mailbox.internal;
  */
 @FunctionalInterface
 public interface Wakeable {
-    /** Called at most once per registration. */
-    void wake();
-
     /**
-     * Whether a wake-up now would be used. A room waiter is woken for one freed slot; one that no longer waits (its
-     * subscription was cancelled) answers false, and the mailbox gives that slot's wake-up to the next waiter
-     * instead. Any thread; a racy answer is fine either way (a true that turns false wastes one wake-up, as a
-     * cancel just after the wake would).
-     *
-     * @return true unless the waiter has given up
+     * Called at most once per registration (a close's and a data registration's), or once per room registration
+     * that a waker took ({@link RoomTicket}); may come spuriously, so it must tolerate finding nothing to do. A
+     * room waiter that is woken owns a token for one freed slot: its owner's loop spends it, keeps it by
+     * registering again, or hands it on through its ticket, never by answering from here.
      */
-    default boolean isWaiting() {
-        return true;
-    }
+    void wake();
 }

@@ -32,6 +32,7 @@ import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.internal.MailboxEvents;
 import dev.mighty.mailbox.internal.MailboxRing;
+import dev.mighty.mailbox.internal.RoomTicket;
 import dev.mighty.mailbox.internal.Wakeable;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.CommitFailedException;
@@ -922,8 +923,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
         final RoomWait w = new RoomWait();
         roomWait = w;
-        if (!ring.awaitRoom(w)) {
-            endRoomWait(); // room now: the next turn reserves it; a wake-up that took the registration is void
+        w.wake(); // the first turn, here: reserves what is free, or registers
+        if (!w.live) {
+            roomWait = null; // room now (banked): the next turn takes it
             return false;
         }
         return true;
@@ -941,12 +943,13 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         return (int) Math.max(1L, Math.min(left, pollThreshold) - permits);
     }
 
-    /** Poll thread: the registration (if any) is given up; a wake-up of it passes its slot on. */
+    /** Poll thread: the registration (if any) is given up; its loop withdraws it (a wake-up of it is handed on). */
     private void endRoomWait() {
         final RoomWait w = roomWait;
         if (w != null) {
-            w.live = false;
             roomWait = null;
+            w.live = false;
+            w.wake(); // the loop sees live == false and withdraws its ticket
         }
     }
 
@@ -974,30 +977,48 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      * wake-up while the receiver is paused, instead of an unpark (a system call) and a poll-thread turn per slot.
      * (A batch receive of {@code k} records wakes the registration up to {@code k} times, one per freed slot: the
      * first wake-up reserves the batch's room, the others find none and register again.)
-     * <p>No wake-up is lost: the re-registration is {@code awaitRoom}'s (its re-check after the queue's fence sees
-     * room freed after our reservation, and then we reserve again); {@code roomWanted} and {@code banked} form a
-     * Dekker pair with the poll thread (it stores {@code roomWanted} then loads {@code banked}; we add to
-     * {@code banked} then load {@code roomWanted}), so either we see what it wants or it sees what we banked and
-     * does not park. The loop is bounded: after {@link #ROOM_ROUNDS} rounds that lost the room to a race we unpark
-     * anyway (the old behaviour).
-     * <p>Threads: {@code wake()} runs on a waker's thread; two may overlap only when a re-registration raced a
-     * waker (both then bank atomically, and the first to unpark ends the wait: {@link #isWaiting()} turns false and
-     * the mailbox passes the other node's slot on). The poll thread ends a wait it no longer counts on
-     * ({@link #endRoomWait()}). Banked reservations are taken by the poll thread ({@link #takeBanked()}) and
-     * returned by whoever sees the mailbox closed after banking ({@link #returnBanked()}), so none leaks.
+     * <p>No wake-up is lost: the registration is a {@link RoomTicket}, so a wake-up is a token that the wait either
+     * spends on a reservation, or keeps by registering again (at the head, if its retry found no room), or hands on
+     * when the wait ends ({@link RoomTicket#withdraw()}). {@code roomWanted} and {@code banked} form a Dekker pair
+     * with the poll thread (it stores {@code roomWanted} then loads {@code banked}; we add to {@code banked} then
+     * load {@code roomWanted}), so either we see what it wants or it sees what we banked and does not park. The loop
+     * is bounded: after {@link #ROOM_ROUNDS} rounds that lost the room to a race we unpark anyway.
+     * <p>Threads: the wait's turns are serial (a WIP counter): the poll thread runs the first one and the one that
+     * ends the wait ({@link #endRoomWait()}), wakers the others; only a turn touches the ticket. Banked reservations
+     * are taken by the poll thread ({@link #takeBanked()}) and returned by whoever sees the mailbox closed after
+     * banking ({@link #returnBanked()}), so none leaks.
      */
     private final class RoomWait implements Wakeable {
-        /** Cleared when the wait ends: its wake-up unparked the poll thread, or the poll thread gave it up. */
+        /** Cleared when the wait ends: a turn unparked the poll thread, or the poll thread gave it up. */
         volatile boolean live = true;
+        private final RoomTicket ticket = ring.roomTicket(this);
+        private final AtomicInteger wip = new AtomicInteger();
+        /** The poll thread's first turn has run (turn-confined): later turns are wake-ups, counted for tests. */
+        private boolean started;
 
         @Override
         public void wake() {
+            if (wip.getAndIncrement() != 0) {
+                return; // the running turn goes round again
+            }
+            int missed = 1;
+            do {
+                turn();
+                missed = wip.addAndGet(-missed);
+            } while (missed != 0);
+        }
+
+        private void turn() {
+            final boolean wakeUp = started; // the first turn is the poll thread's registration, not a wake-up
+            started = true;
             if (!live) {
+                ticket.withdraw(); // the wait is over: a wake-up that came too late goes to the next waiter
                 return;
             }
             for (int round = 0; round < ROOM_ROUNDS && state.get() == RUNNING; round++) {
                 final int got = ring.reserve(ring.capacity());
                 if (got > 0) {
+                    ticket.claimed(); // the room a wake-up was for went into our reservation
                     banked.getAndAdd(got);
                     if (ring.isClosed()) {
                         returnBanked(); // the close's own returnBanked() may have run before our add
@@ -1007,20 +1028,20 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 if (banked.get() >= roomWanted) {
                     break; // a poll's worth: unpark
                 }
-                if (ring.awaitRoom(this)) {
-                    roomDeclined.incrementAndGet();
-                    return; // registered again: the poll thread stays parked
+                if (ticket.await()) {
+                    if (wakeUp) {
+                        roomDeclined.incrementAndGet();
+                    }
+                    return; // registered (again): the poll thread stays parked
                 }
                 // room appeared after our reservation (or the close): reserve it too
             }
             live = false;
-            roomWakeups.incrementAndGet();
-            LockSupport.unpark(pollThread);
-        }
-
-        @Override
-        public boolean isWaiting() {
-            return live;
+            ticket.withdraw();
+            if (wakeUp) {
+                roomWakeups.incrementAndGet();
+                LockSupport.unpark(pollThread);
+            }
         }
     }
 

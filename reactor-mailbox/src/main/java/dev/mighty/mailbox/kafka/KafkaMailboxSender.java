@@ -16,7 +16,7 @@ import java.util.function.Function;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.internal.MailboxRing;
-import dev.mighty.mailbox.internal.Wakeable;
+import dev.mighty.mailbox.internal.RoomTicket;
 import dev.mighty.mailbox.rs.MailboxPublisher;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -381,7 +381,14 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         private final Function<? super E, ProducerRecord<K, V>> recordOf;
         private final ResultOf<E, R> resultOf;
         private final boolean stopOnError;
-        private final Wakeable roomWakeup = this::requestMore;
+        /**
+         * The request loop's room registration. The loop reserves result slots before it requests records: a result
+         * is stored by the producer's I/O thread, which must never wait, so each requested record holds a slot for
+         * its result. That is the hold-and-wait shape the shared-mailbox subscriber gave up, and it is safe here only
+         * because the results mailbox is this subscription's own (made in {@code send}, never handed out to other
+         * senders): nothing else waits for its room.
+         */
+        private final RoomTicket ticket;
         private final AtomicLong inFlight = new AtomicLong(1L);
 
         private volatile Subscription upstream;
@@ -418,6 +425,7 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
                 Function<? super E, ProducerRecord<K, V>> recordOf, ResultOf<E, R> resultOf, boolean stopOnError) {
             this.producer = producer;
             this.results = results;
+            this.ticket = MailboxRing.of(results).roomTicket(this::requestMore);
             this.ring = MailboxRing.of(results);
             this.recordOf = recordOf;
             this.resultOf = resultOf;
@@ -539,16 +547,19 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
                 final Subscription s = upstream;
                 if (s != null) {
                     if (cancelled || stopped) {
+                        ticket.withdraw();
                         s.cancel();
                     } else {
                         for (;;) {
                             if (ring.isClosed() || cancelled || stopped) {
+                                ticket.withdraw();
                                 break; // a cancel or a stop during a request: the next pass cancels
                             }
                             final int n = ring.reserve(ring.capacity());
                             if (n > 0) {
+                                ticket.claimed(); // the room a wake-up was for went into our reservation
                                 s.request(n); // §3.17: at most the capacity outstanding
-                            } else if (ring.awaitRoom(roomWakeup)) {
+                            } else if (ticket.await()) {
                                 break; // woken when the downstream frees room
                             }
                         }

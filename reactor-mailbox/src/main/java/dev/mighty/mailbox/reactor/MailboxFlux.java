@@ -164,20 +164,24 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
 
     /**
      * Sends every element of {@code source} into {@code mailbox}, then closes it: a {@link MailboxSubscriber}
-     * behind a {@code Mono}. The source is requested only as much as the mailbox has room for (reserved, so no
-     * element is ever refused or blocked on), so a slow consumer slows the source down.
+     * behind a {@code Mono}. The source is requested at most {@code prefetch} (here: the capacity) ahead of what
+     * was admitted; an element that finds the mailbox full waits in the subscriber's buffer until the consumer
+     * frees room, so no element is refused or blocked on, and a slow consumer slows the source down. A success
+     * means the elements are in:
      * <ul>
      *     <li>Nothing happens until the {@code Mono} is subscribed; each subscription subscribes the source
      *     once.</li>
-     *     <li>When the source completes, the mailbox is closed (its consumer completes after draining) and the
-     *     {@code Mono} completes: every element has been admitted.</li>
-     *     <li>When the source fails with {@code e}, the mailbox is closed with {@code closeExceptionally(e)}
-     *     (its consumer gets {@code onError(e)} after draining) and the {@code Mono} fails with {@code e}.</li>
+     *     <li>When the source completes, the {@code Mono} completes once its last element has been admitted and
+     *     the mailbox closed (the consumer completes after draining).</li>
+     *     <li>When the source fails with {@code e}, once what it sent before is admitted, the mailbox is closed
+     *     with {@code closeExceptionally(e)} (its consumer gets {@code onError(e)} after draining) and the
+     *     {@code Mono} fails with {@code e}.</li>
      *     <li>When someone else closes the mailbox first, the source is cancelled and the {@code Mono} fails
-     *     with {@link MailboxClosedException} (its cause: the close's cause, if any); elements admitted before
-     *     the close stay receivable.</li>
-     *     <li>Cancelling the {@code Mono} cancels the source and closes the mailbox normally: the consumer
-     *     receives what was admitted, then completes.</li>
+     *     with {@link MailboxClosedException} (its cause: the close's cause, if any; its message names how many
+     *     buffered elements were dropped); those, and any the source still delivers, go to Reactor's discard
+     *     hook ({@code doOnDiscard}); elements admitted before the close stay receivable.</li>
+     *     <li>Cancelling the {@code Mono} before it ends cancels the source and closes the mailbox normally: the
+     *     consumer receives what was admitted, then completes. A cancel after the end does nothing.</li>
      * </ul>
      * The mailbox's end is the source's end: to feed one mailbox from several sources, merge them first
      * ({@code Flux.merge(a, b)}), or send with {@code trySend}/{@code send}.

@@ -6,21 +6,31 @@ import java.util.Objects;
 
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
+import dev.mighty.mailbox.internal.FeedListener;
+import dev.mighty.mailbox.internal.MailboxFeed;
 import dev.mighty.mailbox.internal.MailboxRing;
-import dev.mighty.mailbox.rs.MailboxSubscriber;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
 import reactor.util.context.Context;
 
 /**
- * {@link MailboxFlux#sendAll}: a {@link MailboxSubscriber} behind a {@code Mono<Void>}. Each subscription
- * subscribes the source with a {@link SendAllSubscriber}, which forwards the source's signals to a new
- * {@code MailboxSubscriber} and watches the subscription that one uses: a cancel the source did not ask for
- * means the mailbox was closed under it.
+ * {@link MailboxFlux#sendAll}: a {@link MailboxFeed} (the implementation of {@code MailboxSubscriber}) behind a
+ * {@code Mono<Void>}. Each subscription subscribes the source with a {@link SendAllSubscriber}, which forwards the
+ * source's signals to a new feed and signals the {@code Mono} from the feed's outcome ({@link FeedListener}), so
+ * that a success means every element is in the mailbox:
+ * <ul>
+ *     <li>{@code onComplete} once the source completed, its last element was admitted and the mailbox closed;</li>
+ *     <li>{@code onError(e)} once the source failed with {@code e} and what it sent before was admitted (the
+ *     mailbox closed with {@code e});</li>
+ *     <li>{@code onError(MailboxClosedException)} when the mailbox was closed by someone else before all of it was
+ *     in: the message says how many buffered elements were dropped; those, and any the source still delivers, go
+ *     to Reactor's {@code onDiscard} hook.</li>
+ * </ul>
  *
  * @param <T> the element type
  */
@@ -47,7 +57,7 @@ final class MailboxSendAll<T> extends Mono<Void> implements Scannable {
     @Override
     public void subscribe(CoreSubscriber<? super Void> actual) {
         Objects.requireNonNull(actual, "subscriber"); // §1.9
-        final SendAllSubscriber<T> parent = new SendAllSubscriber<>(actual, mailbox, prefetch);
+        final SendAllSubscriber<T> parent = new SendAllSubscriber<>(actual, MailboxRing.of(mailbox), prefetch);
         actual.onSubscribe(parent);
         Flux.<T>from(source).subscribe(parent);
     }
@@ -79,22 +89,21 @@ final class MailboxSendAll<T> extends Mono<Void> implements Scannable {
     }
 
     /**
-     * Between the source and the {@code MailboxSubscriber}, and the {@code Mono}'s subscription.
+     * Between the source and the feed, and the {@code Mono}'s subscription.
      *
      * <h2>Threads</h2>
-     * The source signals serially (§1.3). {@code request}/{@code cancel} of the {@code Mono}: any thread. The
-     * {@code MailboxSubscriber} calls the source's subscription, through {@link UpstreamGuard}, from its own
-     * request loop, which may run on the closing thread.
+     * The source signals serially (§1.3). {@code request}/{@code cancel} of the {@code Mono}: any thread. The feed
+     * calls the source's subscription from its own loop (so those calls are serial, §2.7), and reports its outcome
+     * from that loop or the source's signal thread; a cancel of the {@code Mono} only closes the mailbox, and the
+     * feed's loop then cancels the source.
      *
      * <h2>Visibility</h2>
-     * {@code done} (a CAS) picks the one terminal signal of the {@code Mono}; {@code upstreamDone} is written by
-     * the source's signal thread before it forwards a terminal signal, so a guard cancel that sees it false
-     * happened before the source finished.
+     * {@code done} (a CAS) picks the one terminal signal of the {@code Mono}, or the cancel.
      */
-    static final class SendAllSubscriber<T> implements CoreSubscriber<T>, Subscription, Scannable {
+    static final class SendAllSubscriber<T> implements CoreSubscriber<T>, Subscription, Scannable, FeedListener {
         private final CoreSubscriber<? super Void> actual;
-        private final Mailbox<T> mailbox;
-        private final MailboxSubscriber<T> inner;
+        private final MailboxRing<T> ring;
+        private final MailboxFeed<T> feed;
 
         /** The source's subscription; set once by onSubscribe. */
         private volatile Subscription upstream;
@@ -102,10 +111,10 @@ final class MailboxSendAll<T> extends Mono<Void> implements Scannable {
         /** 0 until the Mono's terminal signal (or cancel) is decided; then 1. */
         private volatile int done;
         private static final VarHandle DONE;
-        /** The Mono was cancelled: cancels from the guard are ours. */
+        /** The Mono was cancelled (or failed by a bad request) before it ended. */
         private volatile boolean cancelled;
-        /** The source signalled onComplete or onError. */
-        private volatile boolean upstreamDone;
+        /** The feed reported its outcome. */
+        private volatile boolean finished;
 
         static {
             try {
@@ -117,10 +126,10 @@ final class MailboxSendAll<T> extends Mono<Void> implements Scannable {
             }
         }
 
-        SendAllSubscriber(CoreSubscriber<? super Void> actual, Mailbox<T> mailbox, int prefetch) {
+        SendAllSubscriber(CoreSubscriber<? super Void> actual, MailboxRing<T> ring, int prefetch) {
             this.actual = actual;
-            this.mailbox = mailbox;
-            this.inner = new MailboxSubscriber<>(mailbox, prefetch);
+            this.ring = ring;
+            this.feed = new MailboxFeed<>(ring, prefetch, true, this);
         }
 
         @Override
@@ -139,39 +148,48 @@ final class MailboxSendAll<T> extends Mono<Void> implements Scannable {
                 s.cancel(); // the Mono was cancelled before the source subscribed
                 return;
             }
-            inner.onSubscribe(new UpstreamGuard(this, s));
+            feed.onSubscribe(s);
         }
 
         @Override
         public void onNext(T t) {
-            inner.onNext(t); // never blocks: admitted, or buffered by the subscriber until there is room
+            feed.onNext(t); // never blocks: admitted, or buffered by the feed until there is room
         }
 
         @Override
         public void onError(Throwable t) {
-            Objects.requireNonNull(t, "t"); // §2.13
-            upstreamDone = true;
-            inner.onError(t); // closes the mailbox exceptionally: the consumer gets onError(t) after draining
-            if (DONE.compareAndSet(this, 0, 1)) {
-                actual.onError(t);
-            }
+            feed.onError(t); // the Mono fails once what came before is admitted (finished, below)
         }
 
         @Override
         public void onComplete() {
-            upstreamDone = true;
-            inner.onComplete(); // closes the mailbox: every element before this one has been admitted
-            if (DONE.compareAndSet(this, 0, 1)) {
-                actual.onComplete();
-            }
+            feed.onComplete(); // the Mono completes once the last element is admitted and the mailbox closed
         }
 
-        /** The {@code MailboxSubscriber} cancelled the source: the mailbox was closed before the source ended. */
-        void upstreamCancelledByMailbox() {
-            if (!cancelled && !upstreamDone && DONE.compareAndSet(this, 0, 1)) {
-                final MailboxRing<T> ring = MailboxRing.of(mailbox);
-                actual.onError(new MailboxClosedException("sendAll: the mailbox was closed before the source "
-                        + "completed: name=" + ring.name(), ring.closeCause()));
+        // ------------------------------------------------------------------ the feed's outcome
+
+        @Override
+        public void discarded(Object message) {
+            Operators.onDiscard(message, actual.currentContext());
+        }
+
+        @Override
+        public void finished(boolean closedUnder, long dropped, Throwable error) {
+            finished = true;
+            final Throwable failure = closedUnder
+                    ? new MailboxClosedException("sendAll: the mailbox was closed before all elements were admitted: "
+                            + "name=" + ring.name() + ", dropped=" + dropped, ring.closeCause())
+                    : error;
+            if (!DONE.compareAndSet(this, 0, 1)) {
+                if (failure != null && !cancelled) {
+                    Operators.onErrorDropped(failure, actual.currentContext()); // the Mono ended already
+                }
+                return;
+            }
+            if (failure != null) {
+                actual.onError(failure);
+            } else {
+                actual.onComplete();
             }
         }
 
@@ -180,31 +198,27 @@ final class MailboxSendAll<T> extends Mono<Void> implements Scannable {
         @Override
         public void request(long n) {
             if (n <= 0L && DONE.compareAndSet(this, 0, 1)) {
-                cancelSource();
+                stopSource();
                 actual.onError(new IllegalArgumentException("§3.9 violated: positive request amount required but "
                         + "it was " + n));
             }
             // a Mono<Void> emits no element: demand has no other use
         }
 
+        /** Before the Mono has ended: the source is stopped and the mailbox closed. After: nothing (§3.7). */
         @Override
         public void cancel() {
-            if (!cancelled) {
-                cancelled = true;
-                DONE.compareAndSet(this, 0, 1);
-                cancelSource();
+            if (DONE.compareAndSet(this, 0, 1)) {
+                stopSource();
             }
         }
 
-        private void cancelSource() {
-            cancelled = true;
-            final Subscription upstream = this.upstream;
-            if (upstream != null) {
-                upstream.cancel();
-            }
-            // The source will not finish: close the mailbox, which also lets the MailboxSubscriber release its
-            // unused reservations; what was admitted stays receivable.
-            mailbox.close();
+        private void stopSource() {
+            cancelled = true; // a source not subscribed yet is cancelled by onSubscribe
+            // The source will not finish: close the mailbox. The feed's loop sees the close, drops (and discards)
+            // what it buffered, and cancels the source from its loop, so calls on the source stay serial (§2.7).
+            // What was admitted stays receivable.
+            ring.close();
         }
 
         @Override
@@ -217,43 +231,24 @@ final class MailboxSendAll<T> extends Mono<Void> implements Scannable {
                 return actual;
             }
             if (key == Attr.TERMINATED) {
-                return upstreamDone;
+                return finished;
             }
             if (key == Attr.CANCELLED) {
                 return cancelled;
             }
+            if (key == Attr.PREFETCH) {
+                return feed.prefetch();
+            }
             if (key == Attr.CAPACITY) {
-                return mailbox.capacity();
+                return ring.capacity();
             }
             if (key == Attr.BUFFERED) {
-                return mailbox.size();
+                return ring.size();
             }
             if (key == Attr.RUN_STYLE) {
                 return Attr.RunStyle.SYNC;
             }
             return null;
-        }
-    }
-
-    /** The source's subscription as the {@code MailboxSubscriber} sees it: reports cancels it makes. */
-    static final class UpstreamGuard implements Subscription {
-        private final SendAllSubscriber<?> parent;
-        private final Subscription upstream;
-
-        UpstreamGuard(SendAllSubscriber<?> parent, Subscription upstream) {
-            this.parent = parent;
-            this.upstream = upstream;
-        }
-
-        @Override
-        public void request(long n) {
-            upstream.request(n);
-        }
-
-        @Override
-        public void cancel() {
-            upstream.cancel();
-            parent.upstreamCancelledByMailbox();
         }
     }
 }

@@ -5,13 +5,15 @@ import java.util.Objects;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.SendResult;
 import dev.mighty.mailbox.internal.MailboxRing;
+import dev.mighty.mailbox.internal.RoomTicket;
 import reactor.core.CoreSubscriber;
 import reactor.core.Scannable;
 import reactor.core.publisher.Mono;
 
 /**
- * {@link MailboxMonos#send}: offers the message, and while the mailbox is full waits for room with
- * {@link MailboxRing#awaitRoom}. Contract, threads and progress as {@link MailboxMonos} and
+ * {@link MailboxMonos#send}: offers the message, and while the mailbox is full waits for room with a
+ * {@link RoomTicket}, which a cancel withdraws (handing on a wake-up that came too late). Contract, threads and
+ * progress as {@link MailboxMonos} and
  * {@link MailboxWakeSubscription} say.
  *
  * @param <T> the message type
@@ -52,11 +54,14 @@ final class MailboxSendMono<T> extends Mono<Void> implements Scannable {
     static final class SendSubscription<T> extends MailboxWakeSubscription {
         private final MailboxRing<T> ring;
         private final T msg;
+        /** The loop's room registration; only the loop touches it. */
+        private final RoomTicket ticket;
 
         SendSubscription(MailboxRing<T> ring, T msg, CoreSubscriber<? super Void> downstream) {
             super(ring, downstream);
             this.ring = ring;
             this.msg = msg;
+            this.ticket = ring.roomTicket(this);
         }
 
         @Override
@@ -64,6 +69,7 @@ final class MailboxSendMono<T> extends Mono<Void> implements Scannable {
             for (;;) {
                 final SendResult result = ring.offer(msg);
                 if (result == SendResult.OK) {
+                    ticket.claimed();
                     complete();
                     return;
                 }
@@ -72,14 +78,18 @@ final class MailboxSendMono<T> extends Mono<Void> implements Scannable {
                             ring.closeCause()));
                     return;
                 }
-                // NOTE: awaitRoom's push is a full fence before it re-reads the consumer index, paired with the
-                // fence in afterReceive before the consumer looks for waiters: either it sees room (false: offer
-                // again) or the consumer sees us and wakes us. A registration whose answer was false may still
-                // fire later: the wake then costs one offer.
-                if (ring.awaitRoom(this)) {
+                // NOTE: await()'s count increment is a full fence before it re-reads the consumer index, paired with
+                // the fence in afterReceive before the consumer looks for waiters: either it sees room (false: offer
+                // again) or the consumer sees us and wakes us. A wake that comes after the Mono ended costs one pass.
+                if (ticket.await()) {
                     return;
                 }
             }
+        }
+
+        @Override
+        void stop() {
+            ticket.withdraw(); // cancelled or ended: a wake-up meant for us goes to the next waiter
         }
     }
 }

@@ -67,8 +67,9 @@ import reactor.core.publisher.Sinks;
  * successful terminal emission happens-before the terminal signal.
  *
  * <h2>Relaxations</h2>
- * <b>Note:</b> {@code FAIL_OVERFLOW} may come while {@code BUFFERED} is below {@code CAPACITY}: slots reserved by a
- * {@code MailboxSubscriber} on the same mailbox count as full. <b>Note:</b> a {@code tryEmitNext} racing a terminal
+ * <b>Note:</b> {@code FAIL_OVERFLOW} may come while {@code BUFFERED} is below {@code CAPACITY}: "full" counts slots
+ * a producer has claimed and not yet published, and slots reserved through the mailbox's internal reservations
+ * (the Kafka receiver reserves a poll's room before it polls; a {@code MailboxSubscriber} reserves nothing). <b>Note:</b> a {@code tryEmitNext} racing a terminal
  * emission may still succeed: it is then ordered before it, and delivered before the terminal signal.
  *
  * <h2>Scannable</h2>

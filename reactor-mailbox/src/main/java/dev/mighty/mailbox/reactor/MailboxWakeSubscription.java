@@ -43,6 +43,8 @@ abstract class MailboxWakeSubscription implements Subscription, Wakeable {
     private volatile boolean done;
     /** A {@code request(n <= 0)}: the loop signals the §3.9 error. */
     private volatile long badRequest;
+    /** {@link #stop()} has run. Loop-confined. */
+    private boolean stopped;
 
     static {
         try {
@@ -84,6 +86,10 @@ abstract class MailboxWakeSubscription implements Subscription, Wakeable {
                     attempt();
                 }
             }
+            if (done && !stopped) {
+                stopped = true;
+                stop();
+            }
             missed = (int) WIP.getAndAdd(this, -missed) - missed;
             if (missed == 0) {
                 return;
@@ -100,10 +106,21 @@ abstract class MailboxWakeSubscription implements Subscription, Wakeable {
         }
     }
 
-    /** Stops: no further attempt, no signal (§3.7: idempotent). What an attempt already did stays done. */
+    /**
+     * Stops: no further attempt, no signal (§3.7: idempotent). What an attempt already did stays done. The loop
+     * runs once more (here, or on the thread running it now) to {@link #stop()}: a registration it holds is
+     * withdrawn there, by the only thread that touches it.
+     */
     @Override
     public final void cancel() {
-        done = true;
+        if (!done) {
+            done = true;
+            wake();
+        }
+    }
+
+    /** In the loop, once, after the Mono ended or was cancelled: withdraw what {@link #attempt()} registered. */
+    void stop() {
     }
 
     /** In the loop: signals {@code onComplete}. */
@@ -129,12 +146,6 @@ abstract class MailboxWakeSubscription implements Subscription, Wakeable {
     private void dropped(Throwable t) {
         Exceptions.throwIfJvmFatal(t); // a VirtualMachineError or the like must not be swallowed
         Operators.onErrorDropped(t, downstream.currentContext());
-    }
-
-    /** A cancelled or ended Mono passes a room wake-up on to the mailbox's next waiter. */
-    @Override
-    public final boolean isWaiting() {
-        return !done;
     }
 
     /** @return whether the loop has ended the Mono or it was cancelled (racy: scans) */

@@ -163,12 +163,12 @@ class MailboxRingHooksTest {
     void shouldWakeRoomWaiterWhenConsumerReceives() {
         final MailboxRing<String> ring = ring(2);
         final CountingWakeable hasRoom = new CountingWakeable();
-        assertThat(ring.awaitRoom(hasRoom)).as("room now: retry at once").isFalse();
+        assertThat(ring.roomTicket(hasRoom).await()).as("room now: retry at once").isFalse();
 
         assertThat(ring.trySend("a")).isTrue();
         assertThat(ring.trySend("b")).isTrue();
         final CountingWakeable waiter = new CountingWakeable();
-        assertThat(ring.awaitRoom(waiter)).isTrue();
+        assertThat(ring.roomTicket(waiter).await()).isTrue();
         assertThat(waiter.wakes).hasValue(0);
 
         assertThat(ring.tryRecv()).isEqualTo("a");
@@ -181,16 +181,16 @@ class MailboxRingHooksTest {
         final MailboxRing<String> ring = ring(2);
         assertThat(ring.reserve(2)).isEqualTo(2);
         final CountingWakeable released = new CountingWakeable();
-        assertThat(ring.awaitRoom(released)).isTrue();
+        assertThat(ring.roomTicket(released).await()).isTrue();
         ring.releaseReserved(1);
         assertThat(released.wakes).hasValue(1);
 
         assertThat(ring.trySend("a")).isTrue();
         final CountingWakeable closed = new CountingWakeable();
-        assertThat(ring.awaitRoom(closed)).isTrue();
+        assertThat(ring.roomTicket(closed).await()).isTrue();
         ring.close();
         assertThat(closed.wakes).hasValue(1);
-        assertThat(ring.awaitRoom(new CountingWakeable())).as("closed: retry at once").isFalse();
+        assertThat(ring.roomTicket(new CountingWakeable()).await()).as("closed: retry at once").isFalse();
     }
 
     @Test

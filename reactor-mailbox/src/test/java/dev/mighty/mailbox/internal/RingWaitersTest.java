@@ -38,7 +38,7 @@ class RingWaitersTest {
         final List<Integer> woken = new CopyOnWriteArrayList<>();
         for (int i = 0; i < 6; i++) {
             final int id = i;
-            assertThat(ring.awaitRoom(() -> woken.add(id))).isTrue();
+            assertThat(ring.roomTicket(() -> woken.add(id)).await()).isTrue();
         }
         assertThat(ring.tryRecv()).isZero();
         assertThat(woken).as("one slot freed: one waiter, the oldest").containsExactly(0);
@@ -55,7 +55,7 @@ class RingWaitersTest {
         assertThat(ring.reserve(4)).isEqualTo(4);
         final AtomicInteger woken = new AtomicInteger();
         for (int i = 0; i < 5; i++) {
-            assertThat(ring.awaitRoom(woken::incrementAndGet)).isTrue();
+            assertThat(ring.roomTicket(woken::incrementAndGet).await()).isTrue();
         }
         ring.releaseReserved(3);
         assertThat(woken.get()).isEqualTo(3);
@@ -69,10 +69,10 @@ class RingWaitersTest {
         final MailboxRing<Integer> ring = full(2);
         assertThat(ring.tryRecv()).isZero();
         final AtomicInteger stale = new AtomicInteger();
-        assertThat(ring.awaitRoom(stale::incrementAndGet)).as("room: retry now").isFalse();
+        assertThat(ring.roomTicket(stale::incrementAndGet).await()).as("room: retry now").isFalse();
         final AtomicInteger waiter = new AtomicInteger();
         assertThat(ring.trySend(9)).isTrue();
-        assertThat(ring.awaitRoom(waiter::incrementAndGet)).isTrue();
+        assertThat(ring.roomTicket(waiter::incrementAndGet).await()).isTrue();
         assertThat(ring.tryRecv()).isNotNull();
         assertThat(stale.get()).as("the withdrawn registration takes no wake-up").isZero();
         assertThat(waiter.get()).isEqualTo(1);

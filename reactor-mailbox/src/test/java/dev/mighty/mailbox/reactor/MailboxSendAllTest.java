@@ -90,7 +90,7 @@ class MailboxSendAllTest {
                 .then(mailbox::close)
                 .expectErrorSatisfies(e -> assertThat(e)
                         .isInstanceOf(MailboxClosedException.class)
-                        .hasMessageContaining("closed before the source completed"))
+                        .hasMessageContaining("closed before all elements were admitted"))
                 .verify(TIMEOUT);
         source.assertCancelled();
         StepVerifier.create(MailboxFlux.from(mailbox)).expectNext(1, 2).expectComplete().verify(TIMEOUT);

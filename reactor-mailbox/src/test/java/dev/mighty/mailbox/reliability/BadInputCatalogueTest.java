@@ -571,7 +571,7 @@ class BadInputCatalogueTest {
         ring.releaseReserved(-3);
         assertThat(ring.reserved()).isZero();
         assertThatThrownBy(() -> ring.awaitData(null)).isInstanceOf(NullPointerException.class).hasMessage("w");
-        assertThatThrownBy(() -> ring.awaitRoom(null)).isInstanceOf(NullPointerException.class).hasMessage("w");
+        assertThatThrownBy(() -> ring.roomTicket(null)).isInstanceOf(NullPointerException.class).hasMessage("owner");
         assertThatThrownBy(() -> ring.onClose(null)).isInstanceOf(NullPointerException.class).hasMessage("w");
         assertThatThrownBy(() -> ring.attachConsumer(null)).isInstanceOf(NullPointerException.class)
                 .hasMessage("role");

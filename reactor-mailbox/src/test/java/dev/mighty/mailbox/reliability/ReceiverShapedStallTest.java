@@ -16,7 +16,7 @@ import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.StressSeed;
 import dev.mighty.mailbox.internal.MailboxRing;
-import dev.mighty.mailbox.internal.Wakeable;
+import dev.mighty.mailbox.internal.RoomTicket;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -132,7 +132,7 @@ class ReceiverShapedStallTest {
         private final SplittableRandom random;
         private final List<Long> batch = new ArrayList<>();
         /** Set by the wake-up's thread; the only exit from {@link #parkForRoom()}. */
-        private final Wakeable roomWakeup;
+        private final RoomTicket ticket;
         private volatile boolean roomWaiting;
         volatile boolean stop;
         // ---- poller thread only (read racily by toString for the diagnostics)
@@ -149,10 +149,10 @@ class ReceiverShapedStallTest {
             this.pollThreshold = Math.min(maxPoll, ring.capacity());
             this.random = random;
             final Thread self = thread;
-            this.roomWakeup = () -> {
+            this.ticket = ring.roomTicket(() -> {
                 roomWaiting = false;
                 LockSupport.unpark(self);
-            };
+            });
         }
 
         @Override
@@ -170,6 +170,7 @@ class ReceiverShapedStallTest {
             } catch (Throwable t) {
                 failures.add("poller: " + trace(t));
             } finally {
+                ticket.withdraw(); // the poller's wait is over: a wake-up that came too late is handed on
                 if (permits > 0) {
                     ring.releaseReserved(permits); // as the receiver's finish()
                     permits = 0;
@@ -192,7 +193,7 @@ class ReceiverShapedStallTest {
             phase = "drain";
             boolean flushed = true;
             while (polled < pendingTo) {
-                if (permits == 0 && (permits = ring.reserve(ring.capacity())) == 0) {
+                if (permits == 0 && (permits = reserve(ring.capacity())) == 0) {
                     flushed = false;
                     break;
                 }
@@ -219,9 +220,18 @@ class ReceiverShapedStallTest {
         /** The receiver's reserveForPoll. */
         private boolean reserveForPoll() {
             if (permits < pollThreshold) {
-                permits += ring.reserve(ring.capacity() - permits);
+                permits += reserve(ring.capacity() - permits);
             }
             return permits >= pollThreshold;
+        }
+
+        /** Reserves up to {@code n}; room it got spends a wake-up its ticket held (the token rule). */
+        private int reserve(int n) {
+            final int got = ring.reserve(n);
+            if (got > 0) {
+                ticket.claimed();
+            }
+            return got;
         }
 
         /**
@@ -242,8 +252,8 @@ class ReceiverShapedStallTest {
             if (roomWaiting) {
                 return true; // registered, not yet woken
             }
-            roomWaiting = true; // before the push: a wake-up that follows it clears the flag
-            if (!ring.awaitRoom(roomWakeup)) {
+            roomWaiting = true; // before the registration: a wake-up that follows it clears the flag
+            if (!ticket.await()) {
                 roomWaiting = false;
                 return false;
             }

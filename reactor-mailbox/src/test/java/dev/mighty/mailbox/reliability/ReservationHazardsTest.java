@@ -92,7 +92,7 @@ class ReservationHazardsTest {
         assertThat(ring.reserve(1)).as("the placeholder took the only slot").isZero();
         assertThat(mailbox.size()).isEqualTo(1);
         final AtomicInteger woken = new AtomicInteger();
-        assertThat(ring.awaitRoom(woken::incrementAndGet)).as("registered: no room").isTrue();
+        assertThat(ring.roomTicket(woken::incrementAndGet).await()).as("registered: no room").isTrue();
         assertThat(mailbox.tryRecv()).isNull();
         assertThat(mailbox.size()).isZero();
         assertThat(woken.get()).as("the room freed by skipping the placeholder is announced").isEqualTo(1);
