@@ -137,7 +137,7 @@ final class Fixtures {
         }
     }
 
-    /** A registration for {@code awaitData}/{@code awaitRoom}: counts its wakes. */
+    /** A registration for {@code awaitData} or a room ticket: counts its wakes. */
     static final class Flag extends AtomicInteger implements Wakeable {
         private static final long serialVersionUID = 1L;
 

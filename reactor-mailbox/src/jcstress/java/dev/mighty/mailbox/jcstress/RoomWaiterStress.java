@@ -20,7 +20,7 @@ import dev.mighty.mailbox.internal.MailboxRing;
 /**
  * A producer waiting for room on a full mailbox vs what makes room (a receive, a released permit) or ends the wait
  * (a close): no lost wake-up. The blocking {@code send} runs in {@code Mode.Termination}; the non-blocking
- * registration ({@code awaitRoom(Wakeable)}, what {@code MailboxSubscriber} uses) is checked by an arbiter.
+ * registration (a {@code RoomTicket}, what {@code MailboxSubscriber} uses) is checked by an arbiter.
  */
 public final class RoomWaiterStress {
     private RoomWaiterStress() {
@@ -104,18 +104,18 @@ public final class RoomWaiterStress {
         }
     }
 
-    /** {@code awaitRoom(w)} on a full mailbox of 1 vs {@code tryRecv}; r1 = registered, r2 = wakes. */
+    /** {@code roomTicket(w).await()} on a full mailbox of 1 vs {@code tryRecv}; r1 = registered, r2 = wakes. */
     @JCStressTest
     @Outcome(id = "1, 1", expect = ACCEPTABLE,
             desc = "registered and found it full → consumer freed the slot, saw the waiter → woke it")
     @Outcome(id = "0, 0", expect = ACCEPTABLE,
-            desc = "consumer freed the slot and looked for waiters before the registration → awaitRoom saw the "
+            desc = "consumer freed the slot and looked for waiters before the registration → await() saw the "
                     + "room → false: retry now")
     @Outcome(id = "0, 1", expect = ACCEPTABLE_INTERESTING,
-            desc = "registration visible to the consumer's wake, yet awaitRoom also saw the room: false plus one "
+            desc = "registration visible to the consumer's wake, yet await() also saw the room: false plus one "
                     + "spurious wake (documented)")
     @Outcome(id = "1, 0", expect = FORBIDDEN,
-            desc = "lost wake-up: awaitRoom saw it full and registered → the consumer freed the slot and missed the "
+            desc = "lost wake-up: await() saw it full and registered → the consumer freed the slot and missed the "
                     + "registration → never woken")
     @Outcome(expect = FORBIDDEN, desc = "woken more than once for one registration")
     @State
@@ -126,7 +126,7 @@ public final class RoomWaiterStress {
 
         @Actor
         public void producer(II_Result r) {
-            r.r1 = ring.awaitRoom(flag) ? 1 : 0;
+            r.r1 = ring.roomTicket(flag).await() ? 1 : 0;
         }
 
         @Actor
@@ -140,13 +140,13 @@ public final class RoomWaiterStress {
         }
     }
 
-    /** {@code awaitRoom(w)} on a mailbox of 2 full with 1 message and 1 permit vs {@code releaseReserved(1)}. */
+    /** {@code roomTicket(w).await()} on a mailbox of 2 full with 1 message and 1 permit vs {@code releaseReserved(1)}. */
     @JCStressTest
     @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "registered and found it full → the release woke it")
     @Outcome(id = "0, 0", expect = ACCEPTABLE,
-            desc = "the release came first and found no waiter → awaitRoom saw the room → false: retry now")
+            desc = "the release came first and found no waiter → await() saw the room → false: retry now")
     @Outcome(id = "0, 1", expect = ACCEPTABLE_INTERESTING,
-            desc = "the release woke the registration and awaitRoom saw the room too: one spurious wake")
+            desc = "the release woke the registration and await() saw the room too: one spurious wake")
     @Outcome(id = "1, 0", expect = FORBIDDEN,
             desc = "lost wake-up: registered and saw it full → the release missed the registration")
     @Outcome(expect = FORBIDDEN, desc = "woken more than once for one registration")
@@ -162,7 +162,7 @@ public final class RoomWaiterStress {
 
         @Actor
         public void producer(II_Result r) {
-            r.r1 = ring.awaitRoom(flag) ? 1 : 0;
+            r.r1 = ring.roomTicket(flag).await() ? 1 : 0;
         }
 
         @Actor
@@ -176,13 +176,13 @@ public final class RoomWaiterStress {
         }
     }
 
-    /** {@code awaitRoom(w)} on a full mailbox of 1 vs {@code close()}. */
+    /** {@code roomTicket(w).await()} on a full mailbox of 1 vs {@code close()}. */
     @JCStressTest
     @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "registered and found it full and open → the close woke it")
     @Outcome(id = "0, 0", expect = ACCEPTABLE,
-            desc = "the close emptied the waiter list first → awaitRoom saw CLOSED → false: retry now (and fail)")
+            desc = "the close emptied the waiter list first → await() saw CLOSED → false: retry now (and fail)")
     @Outcome(id = "0, 1", expect = ACCEPTABLE_INTERESTING,
-            desc = "the close woke the registration and awaitRoom saw CLOSED too: one spurious wake")
+            desc = "the close woke the registration and await() saw CLOSED too: one spurious wake")
     @Outcome(id = "1, 0", expect = FORBIDDEN, desc = "lost wake-up: registered on an open mailbox, the close missed it")
     @Outcome(expect = FORBIDDEN, desc = "woken more than once for one registration")
     @State
@@ -193,7 +193,7 @@ public final class RoomWaiterStress {
 
         @Actor
         public void producer(II_Result r) {
-            r.r1 = ring.awaitRoom(flag) ? 1 : 0;
+            r.r1 = ring.roomTicket(flag).await() ? 1 : 0;
         }
 
         @Actor
