@@ -95,6 +95,13 @@ import reactor.core.publisher.Mono;
  * @param <T> the message type
  */
 public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable {
+    /**
+     * The most elements {@link #sendAll(Publisher, Mailbox)} requests ahead of what was admitted (or the capacity,
+     * if smaller): Reactor's {@code Queues.SMALL_BUFFER_SIZE}, as its prefetching operators. Not the capacity: the
+     * subscriber's buffer holds that many while the mailbox is full, so a large mailbox would double its memory.
+     */
+    public static final int DEFAULT_SEND_PREFETCH = 256;
+
     private final MailboxRing<T> ring;
     private final int batchSize;
     /** How the fused poller waits on an empty mailbox; null: the default, a linger it earns (see MailboxFluxSubscription). */
@@ -164,8 +171,8 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
 
     /**
      * Sends every element of {@code source} into {@code mailbox}, then closes it: a {@link MailboxSubscriber}
-     * behind a {@code Mono}. The source is requested at most {@code prefetch} (here: the capacity) ahead of what
-     * was admitted; an element that finds the mailbox full waits in the subscriber's buffer until the consumer
+     * behind a {@code Mono}. The source is requested at most {@link #DEFAULT_SEND_PREFETCH} (or the capacity, if
+     * smaller) ahead of what was admitted; an element that finds the mailbox full waits in the subscriber's buffer until the consumer
      * frees room, so no element is refused or blocked on, and a slow consumer slows the source down. A success
      * means the elements are in:
      * <ul>
@@ -184,7 +191,8 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
      *     consumer receives what was admitted, then completes. A cancel after the end does nothing.</li>
      * </ul>
      * The mailbox's end is the source's end: to feed one mailbox from several sources, merge them first
-     * ({@code Flux.merge(a, b)}), or send with {@code trySend}/{@code send}.
+     * ({@code Flux.merge(a, b)}), or subscribe a {@code MailboxSubscriber.sharing(mailbox, prefetch)} to each and
+     * close the mailbox when all are done.
      *
      * @param <T> the element type
      * @param source the elements to send
@@ -194,7 +202,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
      */
     public static <T> Mono<Void> sendAll(Publisher<? extends T> source, Mailbox<T> mailbox) {
         Objects.requireNonNull(mailbox, "mailbox");
-        return sendAll(source, mailbox, mailbox.capacity());
+        return sendAll(source, mailbox, Math.min(mailbox.capacity(), DEFAULT_SEND_PREFETCH));
     }
 
     /**

@@ -69,6 +69,16 @@ class MailboxSendAllTest {
     }
 
     @Test
+    void shouldRequestAtMostTheDefaultPrefetchAheadOfALargeMailbox() {
+        final Mailbox<Integer> mailbox = Mailboxes.bounded(1 << 16);
+        final TestPublisher<Integer> source = TestPublisher.create();
+        final Disposable sending = MailboxFlux.sendAll(source, mailbox).subscribe();
+        source.assertMaxRequested(MailboxFlux.DEFAULT_SEND_PREFETCH); // not the capacity: the buffer stays small
+        source.assertMinRequested(MailboxFlux.DEFAULT_SEND_PREFETCH);
+        sending.dispose();
+    }
+
+    @Test
     void shouldCloseExceptionallyAndFailWithTheCauseWhenTheSourceFails() {
         final Mailbox<Integer> mailbox = Mailboxes.bounded(16);
         final IllegalStateException boom = new IllegalStateException("boom");

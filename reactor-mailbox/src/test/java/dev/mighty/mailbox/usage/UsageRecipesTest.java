@@ -80,8 +80,9 @@ class UsageRecipesTest {
         // tag::flux-into-mailbox[]
         Mailbox<Integer> mailbox = Mailboxes.bounded(256);
 
-        // Requests only the room the mailbox has (reserved slots: never refused, never blocked),
-        // closes the mailbox when the source completes, fails if someone else closes it first.
+        // Requests at most `prefetch` (default: min(capacity, 256)) ahead of what was admitted; what finds the
+        // mailbox full waits in the subscriber's buffer. Completes once all is in and the mailbox closed; fails if
+        // someone else closes it first.
         Mono<Void> sent = MailboxFlux.sendAll(Flux.range(1, 1_000), mailbox);
 
         Mono<Integer> sum = MailboxFlux.from(mailbox).reduce(0, Integer::sum); // completes once closed and drained
