@@ -190,6 +190,9 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
      *     <li>Cancelling the {@code Mono} before it ends cancels the source and closes the mailbox normally: the
      *     consumer receives what was admitted, then completes. A cancel after the end does nothing.</li>
      * </ul>
+     * The {@code Mono}'s signal comes on the thread that admitted the last element: the source's, or, when the
+     * last elements waited for room, the consumer's, from inside the receive that freed it (keep the
+     * {@code Mono}'s subscriber short, or {@code publishOn} after it).
      * The mailbox's end is the source's end: to feed one mailbox from several sources, merge them first
      * ({@code Flux.merge(a, b)}), or subscribe a {@code MailboxSubscriber.sharing(mailbox, prefetch)} to each and
      * close the mailbox when all are done.
