@@ -463,9 +463,11 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
 
     /**
      * As {@link #receive()}, acknowledging each record once the downstream's {@code onNext} for it has returned
-     * (reactor-kafka's {@code receiveAutoAck}, one record at a time). Work the downstream continues
-     * asynchronously after {@code onNext} returns is not covered: use {@link #receive()} and acknowledge
-     * yourself for that.
+     * (reactor-kafka's {@code receiveAutoAck}, one record at a time), and never a record whose processing failed or
+     * was cancelled mid-flight: an operator whose function throws cancels the stream from inside that
+     * {@code onNext}, so that record stays unacknowledged and its partition's next owner gets it again
+     * (at-least-once). Work the downstream continues asynchronously after {@code onNext} returns (a
+     * {@code flatMap}'s inner) is not covered: use {@link #receive()} and acknowledge yourself for that.
      *
      * @return a cold {@code Flux} of the records
      */

@@ -3,10 +3,14 @@ package dev.mighty.mailbox.kafka;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 import dev.mighty.mailbox.reactor.MailboxFlux;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.context.Context;
 
 /**
  * The Reactor faces of the Kafka glue, in a class of their own: {@link KafkaMailboxReceiver} and
@@ -55,12 +59,76 @@ final class ReactorReceive {
         });
     }
 
-    /** Each record is acknowledged once the downstream's {@code onNext} for it has returned. */
+    /**
+     * Each record is acknowledged once the downstream's {@code onNext} for it has returned, and only if the
+     * downstream did not cancel during it: a Reactor operator whose function throws (a {@code map}, a
+     * {@code doOnNext}) catches the exception, cancels its upstream and signals {@code onError}, so a record whose
+     * processing failed is never acknowledged (it is redelivered to the partition's next owner). A {@code handle} or
+     * {@code doOnNext} could not do this: their sink only stores the value, and the acknowledgement would run before
+     * the downstream saw the record.
+     */
     static <K, V> Flux<ConsumerRecord<K, V>> autoAck(Flux<ReceivedRecord<K, V>> received) {
-        return received.handle((r, sink) -> {
-            sink.next(r.record());
-            r.acknowledge();
-        });
+        return received.transform(Operators.<ReceivedRecord<K, V>, ConsumerRecord<K, V>>lift(
+                (scannable, downstream) -> new AutoAck<>(downstream)));
+    }
+
+    /**
+     * The operator of {@link #autoAck}. Threads: signals arrive serially (§1.3) on the {@code receive()} worker;
+     * {@code request} and {@code cancel} come from the downstream, on any thread.
+     */
+    static final class AutoAck<K, V> implements CoreSubscriber<ReceivedRecord<K, V>>, Subscription {
+        private final CoreSubscriber<? super ConsumerRecord<K, V>> downstream;
+        private Subscription upstream;
+        /** Set by the downstream's cancel; read after each onNext. */
+        private volatile boolean cancelled;
+
+        AutoAck(CoreSubscriber<? super ConsumerRecord<K, V>> downstream) {
+            this.downstream = downstream;
+        }
+
+        @Override
+        public Context currentContext() {
+            return downstream.currentContext();
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            if (Operators.validate(upstream, s)) {
+                upstream = s;
+                downstream.onSubscribe(this);
+            }
+        }
+
+        @Override
+        public void onNext(ReceivedRecord<K, V> r) {
+            downstream.onNext(r.record());
+            // NOTE: a cancel that lands after this read (from another thread) leaves the record acknowledged: its
+            // onNext had returned, so its processing ran to its end.
+            if (!cancelled) {
+                r.acknowledge();
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            downstream.onError(t);
+        }
+
+        @Override
+        public void onComplete() {
+            downstream.onComplete();
+        }
+
+        @Override
+        public void request(long n) {
+            upstream.request(n);
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true;
+            upstream.cancel();
+        }
     }
 
     /**

@@ -167,6 +167,35 @@ class KafkaReceiveTest {
         }
     }
 
+    /** {@code receiveAutoAck()} acknowledges after the record's processing, and never a record whose processing threw. */
+    @Nested
+    class AutoAckAcknowledgesAfterProcessing {
+
+        @Test
+        void shouldCommitUpToButNotIncludingTheRecordWhoseProcessingThrew() throws Exception {
+            final String topic = "rx-autoack";
+            final String group = "rx-autoack-group";
+            loadTopic(kafka, topic, 1, 10);
+            final KafkaMailboxReceiver<String, String> receiver = member(group, topic).build();
+            final List<Long> processed = new ArrayList<>();
+            StepVerifier.create(receiver.receiveAutoAck()
+                            .map(r -> {
+                                if (r.offset() == 5L) {
+                                    throw new IllegalStateException("processing failed at offset 5");
+                                }
+                                processed.add(r.offset());
+                                return r;
+                            }))
+                    .expectNextCount(5)
+                    .expectErrorMessage("processing failed at offset 5")
+                    .verify(KafkaTestSupport.WAIT);
+            // the stream's end closed the receiver, which commits what is acknowledged: 0 .. 4, not 5
+            receiver.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            assertThat(processed).containsExactly(0L, 1L, 2L, 3L, 4L);
+            assertThat(kafka.committed(group)).isEqualTo(Map.of(new TopicPartition(topic, 0), 5L));
+        }
+    }
+
     @Nested
     class ReceiveIsFused {
 
