@@ -1262,6 +1262,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      */
     private void commitAcknowledgedAsync() {
         final List<PartitionAcks> which = new ArrayList<>(ledgers.values());
+        for (PartitionAcks ledger : which) {
+            ledger.completeCovered(); // a commit() whose record an earlier commit covered completes now (N3)
+        }
         final Map<TopicPartition, OffsetAndMetadata> offsets = movedOffsets(which);
         if (offsets.isEmpty()) {
             return;

@@ -199,6 +199,17 @@ final class PartitionAcks extends PartitionAcksPad {
         }
     }
 
+    /**
+     * Completes the waiters that the last commit already covers: a waiter queued after that commit (a record
+     * acknowledged, covered by a periodic commit, then asked to commit) would otherwise wait for a commit that never
+     * comes, the offset having nothing left to move. Poll thread, before each commit turn.
+     */
+    void completeCovered() {
+        if (!commitWaiters.isEmpty() && committed >= 0) {
+            committed(committed);
+        }
+    }
+
     private void failWaiters() {
         CommitWaiter waiter;
         while ((waiter = commitWaiters.poll()) != null) {

@@ -65,6 +65,36 @@ class KafkaCommitsTest {
         assertThat(committed.leaderEpoch()).as("the epoch of offset 9").isEqualTo(last.record().leaderEpoch());
     }
 
+    /**
+     * N3: a {@code commit()} of a record that a periodic commit already covered completes at the poll thread's next
+     * turn (it waited for a commit that never came: the offset had nothing left to move).
+     */
+    @Test
+    void shouldCompleteACommitOfARecordThatAPeriodicCommitAlreadyCovered() throws Exception {
+        final String topic = "commit-covered";
+        final String group = "commit-covered-group";
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 1, 10);
+        final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                .<String, String>builder(consumerConfig(kafka, group))
+                .topics(List.of(topic))
+                .commitInterval(Duration.ofMillis(50))
+                .build();
+        final List<ReceivedRecord<String, String>> records = new CopyOnWriteArrayList<>();
+        final Disposable receiving = receiver.receive().subscribe(r -> {
+            r.acknowledge();
+            records.add(r);
+        });
+        try {
+            assertThat(committedTo(kafka, group, ends)).as("the periodic commits covered all ten").isTrue();
+            records.get(3).commitAsync().toCompletableFuture().get(KafkaTestSupport.WAIT.toSeconds(),
+                    TimeUnit.SECONDS);
+            records.get(9).commit().block(KafkaTestSupport.WAIT);
+        } finally {
+            receiving.dispose();
+            receiver.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void shouldCommitEachRecordBeforeHandingItOnWithReceiveAtmostOnce() throws Exception {
         final String topic = "commit-atmost";
