@@ -34,7 +34,7 @@ import org.reactivestreams.Subscription;
  *     Flux.from(sender.send(records))                 // records: a Publisher<ProducerRecord<String, String>>
  *         .doOnNext(r -> log(r.metadata()))
  *         .blockLast();                               // a failed send ends the stream: stopOnError(true)
- * }                                                    // close(): flush, then close the producer
+ * }                                                    // close(): sends what it can within its timeout, closes
  * }</pre>
  * {@link #sendCorrelated} does the same for records paired with a value of the caller's (reactor-kafka's
  * {@code SenderRecord} correlation metadata), which comes back with the record's result.
@@ -98,7 +98,7 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
     public static final int DEFAULT_MAX_IN_FLIGHT = 256;
     /** The default of {@link Builder#stopOnError}, as in reactor-kafka. */
     public static final boolean DEFAULT_STOP_ON_ERROR = true;
-    /** The flush-and-close timeout of {@link #close()}. */
+    /** The timeout of {@link #close()}: the bound of the whole close. */
     public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
     private final KafkaProducer<K, V> producer;
@@ -203,24 +203,23 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
     }
 
     /**
-     * Flushes (every record handed to the producer is sent and its result published), then closes the producer;
-     * sends after that fail with the producer's exception, as results. The sender's own result thread (if no
-     * executor was given) finishes the deliveries already handed to it and stops: a subscription that still has
-     * results to deliver after that ends with {@code onError(RejectedExecutionException)}, so close the sender
-     * after its result streams have completed. Idempotent; any thread.
+     * Closes the producer, waiting at most {@code timeout} in all: records handed to it are sent and their results
+     * published if that takes no longer ({@code KafkaProducer.close(timeout)} flushes within its bound); what is
+     * still unsent then fails, and its result says so (the producer's exception). Sends after that fail with the
+     * producer's exception, as results. The sender's own result thread (if no executor was given) finishes the
+     * deliveries already handed to it and stops: a subscription that still has results to deliver after that ends
+     * with {@code onError(RejectedExecutionException)}, so close the sender after its result streams have completed.
+     * Idempotent; any thread.
      *
-     * @param timeout bounds the close after the flush ({@code KafkaProducer.close(timeout)}), {@code >= 0}
+     * @param timeout the bound of the whole close ({@code KafkaProducer.close(timeout)}), {@code >= 0}
      */
     public void close(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout: " + timeout + " (expected: >= 0)");
         }
-        try {
-            producer.flush();
-        } catch (RuntimeException closedAlready) {
-            // flush on a closed producer: nothing left to flush
-        }
+        // NOTE: no flush() first: it has no timeout, and with the broker gone it waits for delivery.timeout.ms
+        // (2 min by default) before close(timeout) even starts. close(timeout) flushes within its own bound.
         producer.close(timeout);
         if (ownExecutor != null) {
             ownExecutor.shutdown(); // results already handed to it are still delivered

@@ -402,6 +402,34 @@ class KafkaMailboxSenderTest {
         return out;
     }
 
+    /**
+     * N4: {@code close(timeout)} is bounded by its one timeout, with a record in flight and the broker gone. It
+     * flushed first, without a timeout, and so took {@code delivery.timeout.ms} (40 s here, 2 min by default).
+     */
+    @Test
+    @Timeout(180)
+    void shouldCloseWithinItsTimeoutWhenTheBrokerIsGoneWithARecordInFlight() throws Exception {
+        final EmbeddedKafka own = EmbeddedKafka.start(); // a broker of this test's own, to stop under the sender
+        final KafkaMailboxSender<String, String> sender;
+        try {
+            own.createTopic("gone", 1);
+            final Map<String, Object> config = producerConfig(own);
+            config.put(ProducerConfig.LINGER_MS_CONFIG, 10_000);          // the record waits in the producer
+            config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 20_000);
+            config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 40_000); // >= linger + request timeout
+            sender = KafkaMailboxSender.<String, String>builder(config).build();
+            assertThat(sender.producer().partitionsFor("gone")).hasSize(1); // metadata cached: send does not block
+            Flux.from(sender.send(Flux.just(new ProducerRecord<>("gone", 0, "k", "in flight")))).subscribe();
+        } finally {
+            own.close();
+        }
+        final long start = System.nanoTime();
+        sender.close(Duration.ofSeconds(2));
+        final long tookSeconds = (System.nanoTime() - start) / 1_000_000_000L;
+        // a bound on the close's own timeout (2 s) with room for a loaded machine, far below the 40 s of the flush
+        assertThat(tookSeconds).as("close(2 s) took %d s", tookSeconds).isLessThan(20L);
+    }
+
     @Test
     void shouldRejectBadArgumentsEarly() {
         final Map<String, Object> config = producerConfig(kafka);
