@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -287,12 +288,11 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     /** Room wake-ups that found less than {@link #roomWanted} and kept the poll thread parked (tests). */
     private final AtomicLong roomDeclined = new AtomicLong();
 
-    /** Set by close before it moves the state to STOPPING; read by the poll thread. */
-    private volatile long closeDeadline;
-    /** The end of the wait for acknowledgements of a close: the deadline less what the commit and close keep. */
-    private volatile long ackDeadline;
-    /** The thread that called close, or null: the poll thread does not wait for acks this thread would make. */
-    private volatile Thread closingThread;
+    /**
+     * The first close's parameters, set once by CAS before that close moves the state to STOPPING; read by the poll
+     * thread. One object, so a close that loses a race to another cannot change the winner's deadline or mode.
+     */
+    private final AtomicReference<CloseRequest> closeRequest = new AtomicReference<>();
     /** Set by any thread that wants a commit soon ({@link ReceivedRecord#commitAsync()}); cleared by the poll thread. */
     private volatile boolean commitRequested;
     /** The age of the oldest unacknowledged record over all partitions, in nanos; written by the poll thread. */
@@ -304,8 +304,6 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      * read by any thread.
      */
     private volatile KafkaReceiverStats stats;
-    /** Set (with STOPPING) by {@link #halt()}: stop without waiting and without a final commit. */
-    private volatile boolean halted;
     /** Written by the poll thread only. */
     private volatile boolean paused;
     /** The poll thread's registration for room, or null; written by the poll thread (see {@link RoomWait}). */
@@ -511,6 +509,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
 
     /**
      * Starts the poll thread: it subscribes to the topics and begins to poll. Any thread, once.
+     * <p>If the poll thread cannot be started (the thread factory's thread was started already, no native thread
+     * left), what {@code Thread.start} threw is rethrown and the receiver is closed: its mailbox closed
+     * exceptionally with that error, {@code closeAsync} complete.
      *
      * @throws IllegalStateException if started before, or closed
      */
@@ -518,7 +519,23 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         if (!state.compareAndSet(NEW, RUNNING)) {
             throw new IllegalStateException("receiver already started or closed: state=" + stateName());
         }
-        pollThread.start();
+        try {
+            pollThread.start();
+        } catch (Throwable t) {
+            // N9: no poll thread will ever run: end here, as a close before start does, and say why
+            state.set(CLOSED);
+            try {
+                consumer.close(CloseOptions.timeout(Duration.ZERO));
+            } catch (RuntimeException e) {
+                t.addSuppressed(e);
+            } finally {
+                mailbox.closeExceptionally(t);
+                terminated.countDown();
+                failConsumerTasks();
+                closed.complete(null);
+            }
+            throw t;
+        }
     }
 
     /**
@@ -728,17 +745,13 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                     return;
                 }
             } else if (s == RUNNING) {
-                final long now = System.nanoTime();
-                final long timeoutNanos = saturatedNanos(timeout);
-                closeDeadline = now + timeoutNanos;
-                ackDeadline = now + timeoutNanos - Math.min(timeoutNanos / 2, FINISH_RESERVE_NANOS);
-                closingThread = Thread.currentThread();
-                halted = halt;
-                if (state.compareAndSet(RUNNING, STOPPING)) {
+                // the first close decides (N8): its parameters are published whole, before the state moves
+                if (closeRequest.compareAndSet(null, new CloseRequest(saturatedNanos(timeout), halt))) {
+                    state.compareAndSet(RUNNING, STOPPING); // fails only if the poll thread is stopping by itself
                     consumer.wakeup(); // a blocked poll returns at once (WakeupException)
                     LockSupport.unpark(pollThread);
-                    return;
                 }
+                return;
             } else {
                 return; // stopping or closed already
             }
@@ -1379,12 +1392,14 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private void finish(Throwable failure) {
         state.compareAndSet(RUNNING, STOPPING); // a close() from now on only waits for us
         Throwable cause = failure;
-        final boolean closing = failure == null && closeDeadline != 0L;
-        final long deadline = closing ? closeDeadline : System.nanoTime() + FATAL_FINISH.toNanos();
+        final CloseRequest request = closeRequest.get();
+        final boolean closing = failure == null && request != null;
+        final boolean halted = request != null && request.halted;
+        final long deadline = closing ? request.deadline : System.nanoTime() + FATAL_FINISH.toNanos();
         try {
             if (!halted) {
-                if (closing && !ring.isClosed() && !closerAcknowledges()) {
-                    awaitAcknowledged(ledgers.values(), ackDeadline);
+                if (closing && !ring.isClosed() && !closerAcknowledges(request.closer)) {
+                    awaitAcknowledged(ledgers.values(), request.ackDeadline);
                 }
                 try {
                     commitAcknowledged(ledgers.values(), remaining(deadline));
@@ -1455,8 +1470,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      * @return whether the thread that called close acknowledged records of a ledger that is still open: the
      *         acknowledgements it would make cannot come while it waits for the close
      */
-    private boolean closerAcknowledges() {
-        final Thread closer = closingThread;
+    private boolean closerAcknowledges(Thread closer) {
         if (closer == null) {
             return false;
         }
@@ -1496,7 +1510,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             if (!partitions.isEmpty()) {
                 LOG.log(Level.INFO, "receiver {0}: revoked {1}", label, partitions);
             }
-            if (!revoked.isEmpty() && !halted) {
+            if (!revoked.isEmpty() && !isHalted()) {
                 awaitAcknowledged(revoked, System.nanoTime() + revocationTimeoutNanos);
                 try {
                     commitAcknowledged(revoked, REVOCATION_COMMIT_TIMEOUT);
@@ -1547,6 +1561,32 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     }
 
     /** Records of one partition polled but not yet sent (only when a poll overshoots the room). */
+    /** @return whether the receiver is being halted ({@link #halt()}): no waiting, no commits */
+    private boolean isHalted() {
+        final CloseRequest request = closeRequest.get();
+        return request != null && request.halted;
+    }
+
+    /** The first close's parameters, immutable: see {@link #closeRequest}. */
+    private static final class CloseRequest {
+        /** The close's deadline ({@code System.nanoTime()}). */
+        final long deadline;
+        /** The end of the wait for acknowledgements: the deadline less what the commit and close keep. */
+        final long ackDeadline;
+        /** The thread that called close: the poll thread does not wait for acks this thread would make. */
+        final Thread closer;
+        /** A {@link #halt()}: stop without waiting and without a final commit. */
+        final boolean halted;
+
+        CloseRequest(long timeoutNanos, boolean halted) {
+            final long now = System.nanoTime();
+            this.deadline = now + timeoutNanos;
+            this.ackDeadline = now + timeoutNanos - Math.min(timeoutNanos / 2, FINISH_RESERVE_NANOS);
+            this.closer = Thread.currentThread();
+            this.halted = halted;
+        }
+    }
+
     private static final class PendingRun<K, V> {
         final PartitionAcks ledger;
         final List<ConsumerRecord<K, V>> records;

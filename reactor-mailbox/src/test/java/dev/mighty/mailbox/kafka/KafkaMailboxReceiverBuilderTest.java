@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -88,6 +89,25 @@ class KafkaMailboxReceiverBuilderTest {
                 .hasMessage("receiver already started or closed: state=closed");
         assertThatThrownBy(() -> receiver.close(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> receiver.close(null)).isInstanceOf(NullPointerException.class);
+    }
+
+    /** N9: a poll thread that cannot start leaves the receiver closed (it was left RUNNING with no thread). */
+    @Test
+    void shouldCloseTheReceiverWhenItsPollThreadCannotStart() throws Exception {
+        final Thread used = new Thread(() -> { });
+        used.start();
+        used.join();
+        final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver.<String, String>builder(config())
+                .topics(List.of("t"))
+                .threadFactory(task -> used) // a thread that has run already: start() throws
+                .build();
+        assertThatThrownBy(receiver::start).isInstanceOf(IllegalThreadStateException.class);
+        assertThat(receiver.mailbox().isClosed()).isTrue();
+        assertThat(receiver.mailbox().closeCause()).isInstanceOf(IllegalThreadStateException.class);
+        assertThat(receiver.closeAsync(Duration.ZERO).toCompletableFuture().get(10, TimeUnit.SECONDS)).isNull();
+        receiver.close(); // harmless
+        assertThatThrownBy(receiver::start).isInstanceOf(IllegalStateException.class)
+                .hasMessage("receiver already started or closed: state=closed");
     }
 
     @Test
