@@ -53,7 +53,10 @@ final class ReactorReceive {
                         // never blocks the signalling thread, which may be the one that acknowledges
                         receiver.closeAsync(receiver.receiveCloseTimeout());
                         if (own) {
-                            worker.dispose();
+                            // N10: not dispose(): this runs on the worker itself (a cancel or completion there),
+                            // and dispose() interrupts its thread, under the user code still running on it. A
+                            // graceful dispose lets that finish and then stops the thread.
+                            worker.disposeGracefully().subscribe();
                         }
                     });
         });

@@ -196,6 +196,29 @@ class KafkaReceiveTest {
         }
     }
 
+    /** N10: the stream's own scheduler is not disposed under the user code that runs on it. */
+    @Nested
+    class ReceiveDoesNotInterruptItsWorker {
+
+        @Test
+        void shouldNotInterruptTheDownstreamWhenTheStreamEndsOnItsOwnWorker() throws Exception {
+            final String topic = "rx-no-interrupt";
+            loadTopic(kafka, topic, 1, 5);
+            final KafkaMailboxReceiver<String, String> receiver = member("rx-no-interrupt-group", topic).build();
+            final AtomicReference<Boolean> interruptedAtComplete = new AtomicReference<>();
+            final CountDownLatch done = new CountDownLatch(1);
+            receiver.receive()
+                    .take(1) // cancels upstream on the worker, then completes there
+                    .subscribe(r -> r.acknowledge(), e -> done.countDown(), () -> {
+                        interruptedAtComplete.set(Thread.currentThread().isInterrupted());
+                        done.countDown();
+                    });
+            assertThat(done.await(KafkaTestSupport.WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+            assertThat(interruptedAtComplete.get()).as("the worker's thread interrupted under onComplete").isFalse();
+            receiver.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
     @Nested
     class ReceiveIsFused {
 
