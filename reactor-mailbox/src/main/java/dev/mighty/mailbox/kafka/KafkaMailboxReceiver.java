@@ -249,6 +249,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             ? super Collection<TopicPartition>> onAssigned;
     private final BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
             ? super Collection<TopicPartition>> onRevoked;
+    private final BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+            ? super Collection<TopicPartition>> onLost;
     /** Actions of {@link #doOnConsumer}: any thread adds, the poll thread runs them at its next turn. */
     private final ConcurrentLinkedQueue<ConsumerTask> consumerTasks = new ConcurrentLinkedQueue<>();
     /** For log lines and thread names: the topics and the group id (never anything else of the configuration). */
@@ -356,6 +358,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         this.assignment = builder.assignment;
         this.onAssigned = builder.onAssigned;
         this.onRevoked = builder.onRevoked;
+        this.onLost = builder.onLost;
         if (builder.topics != null) {
             this.topics = List.copyOf(builder.topics);
         } else if (topicPattern != null) {
@@ -1530,7 +1533,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             LOG.log(Level.WARNING, "receiver {0}: lost {1} (no commit: another member may own them already)", label,
                     partitions);
             endAssignment(partitions); // another member may own them already: commit nothing
-            callUser(onRevoked, partitions);
+            // N11: to onLost if given; else to onRevoked, as Kafka's own default onPartitionsLost does
+            callUser(onLost != null ? onLost : onRevoked, partitions);
         }
 
         /** A user listener's failure is fatal, rethrown once the poll returns. */
@@ -1678,6 +1682,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 ? super Collection<TopicPartition>> onAssigned;
         private BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
                 ? super Collection<TopicPartition>> onRevoked;
+        private BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+                ? super Collection<TopicPartition>> onLost;
         private int capacity = DEFAULT_CAPACITY;
         private Duration commitInterval = DEFAULT_COMMIT_INTERVAL;
         private Duration pollTimeout = DEFAULT_POLL_TIMEOUT;
@@ -1760,16 +1766,33 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
 
         /**
          * Called on the poll thread with the consumer after partitions are revoked (once their acknowledged offsets
-         * are committed) or lost (without a commit).
+         * are committed), and after partitions are lost (without a commit) unless {@link #onLost} is given, as
+         * Kafka's own {@code ConsumerRebalanceListener.onPartitionsLost} defaults to its revocation callback.
          * <p><b>WARNING:</b> runs inside {@code poll} on the poll thread: keep it short (it delays the group's
          * rebalance). If it throws, the receiver fails with what it threw.
          *
-         * @param listener gets the consumer and the partitions revoked or lost
+         * @param listener gets the consumer and the partitions revoked (or lost, without {@link #onLost})
          * @return this
          */
         public Builder<K, V> onRevoked(BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
                 ? super Collection<TopicPartition>> listener) {
             this.onRevoked = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Called on the poll thread with the consumer after partitions are lost ({@code onPartitionsLost}: the
+         * member was fenced or timed out, and another member may own them already). Nothing was committed for them,
+         * and the listener must not commit for them either. Without it, lost partitions go to {@link #onRevoked}.
+         * <p><b>WARNING:</b> runs inside {@code poll} on the poll thread: keep it short. If it throws, the receiver
+         * fails with what it threw.
+         *
+         * @param listener gets the consumer and the partitions lost
+         * @return this
+         */
+        public Builder<K, V> onLost(BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+                ? super Collection<TopicPartition>> listener) {
+            this.onLost = Objects.requireNonNull(listener, "listener");
             return this;
         }
 

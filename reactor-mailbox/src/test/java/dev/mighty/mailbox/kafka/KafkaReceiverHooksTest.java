@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -74,6 +75,46 @@ class KafkaReceiverHooksTest {
         final CompletionStage<Object> afterClose = receiver.doOnConsumer(c -> "never");
         assertThat(afterClose.toCompletableFuture()).failsWithin(Duration.ofSeconds(5))
                 .withThrowableOfType(ExecutionException.class).withCauseInstanceOf(IllegalStateException.class);
+    }
+
+    /**
+     * N11: partitions the member lost (its poll interval ran out: the group moved on without it) go to
+     * {@code onLost}, not to {@code onRevoked}, whose listener may commit for partitions it no longer owns.
+     */
+    @Test
+    void shouldReportLostPartitionsToOnLostNotToOnRevoked() throws Exception {
+        final String topic = "hooks-lost";
+        loadTopic(kafka, topic, 1, 5);
+        final Map<String, Object> config = consumerConfig(kafka, "hooks-lost-group");
+        config.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 1_000);
+        final Set<TopicPartition> assigned = ConcurrentHashMap.newKeySet();
+        final Set<TopicPartition> revoked = ConcurrentHashMap.newKeySet();
+        final Set<TopicPartition> lost = ConcurrentHashMap.newKeySet();
+        final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                .<String, String>builder(config)
+                .topics(List.of(topic))
+                .onAssigned((consumer, partitions) -> assigned.addAll(partitions))
+                .onRevoked((consumer, partitions) -> revoked.addAll(partitions))
+                .onLost((consumer, partitions) -> lost.addAll(partitions))
+                .build();
+        receiver.start();
+        try {
+            assertThat(KafkaTestSupport.eventually(() -> !assigned.isEmpty())).isTrue();
+            // hold the poll thread past max.poll.interval.ms: the member is dropped and its partitions are lost
+            receiver.doOnConsumer(c -> {
+                try {
+                    Thread.sleep(4_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return null;
+            }).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            assertThat(KafkaTestSupport.eventually(() -> !lost.isEmpty())).as("onLost called").isTrue();
+            assertThat(lost).containsExactly(new TopicPartition(topic, 0));
+            assertThat(revoked).as("a lost partition is not reported as revoked").isEmpty();
+        } finally {
+            closed(receiver);
+        }
     }
 
     @Test
