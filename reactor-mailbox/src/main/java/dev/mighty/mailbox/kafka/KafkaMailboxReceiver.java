@@ -11,7 +11,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -43,6 +42,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.RecordDeserializationException;
@@ -889,20 +890,29 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      *         Poll thread.
      */
     private long currentLag() {
+        // N13: from the consumer's own fetch metrics ("records-lag" per partition, updated by each fetch), not
+        // currentLag(partition): under group.protocol=consumer each call is a round trip to the consumer's network
+        // thread, once per partition per refresh. The topic tag may carry '.' as '_' (and 4.x records both forms),
+        // so names are compared in that form and each partition counted once.
+        final Map<String, Double> byPartition = new HashMap<>();
+        for (Map.Entry<MetricName, ? extends Metric> e : consumer.metrics().entrySet()) {
+            final MetricName name = e.getKey();
+            if (!"records-lag".equals(name.name()) || !"consumer-fetch-manager-metrics".equals(name.group())) {
+                continue;
+            }
+            final String topic = name.tags().get("topic");
+            final String partition = name.tags().get("partition");
+            final Object value = e.getValue().metricValue();
+            if (topic != null && partition != null && value instanceof Double && !((Double) value).isNaN()) {
+                byPartition.put(topic.replace('.', '_') + '/' + partition, (Double) value);
+            }
+        }
         long sum = 0L;
         boolean known = false;
         for (TopicPartition partition : ledgers.keySet()) {
-            final OptionalLong partitionLag;
-            try {
-                partitionLag = consumer.currentLag(partition);
-            } catch (WakeupException e) {
-                consumer.wakeup(); // close() woke us: leave the wake-up to the poll that follows, and stop here
-                break;
-            } catch (RuntimeException e) {
-                continue; // e.g. not assigned any more: not known (a figure never fails the receiver)
-            }
-            if (partitionLag.isPresent()) {
-                sum += partitionLag.getAsLong();
+            final Double lag = byPartition.get(partition.topic().replace('.', '_') + '/' + partition.partition());
+            if (lag != null) {
+                sum += Math.max(0L, lag.longValue());
                 known = true;
             }
         }

@@ -29,10 +29,10 @@ import java.time.Duration;
  *                                  oldest of its partition, at the refresh, or 0 (as
  *                                  {@link KafkaMailboxReceiver#oldestUnacknowledgedAge()})
  * @param lag                       records in the log past the consumer's position, summed over the assigned
- *                                  partitions whose lag the consumer knows ({@code Consumer.currentLag}: the high
- *                                  watermark, or under {@code read_committed} the last stable offset, of the
- *                                  partition's last fetch, minus the position; refreshed at most once a
- *                                  second); -1 if it knows none.
+ *                                  partitions whose lag the consumer knows (its fetch metric {@code records-lag}:
+ *                                  the high watermark, or under {@code read_committed} the last stable offset, of
+ *                                  the partition's last fetch, minus the position; read from the consumer's
+ *                                  metrics, no request, at most once a second); -1 if it knows none.
  *                                  Records the receiver already polled (pending, in the mailbox, unacknowledged) are
  *                                  not in it. A paused partition is not fetched, so its lag stays as of its last
  *                                  fetch while it is paused

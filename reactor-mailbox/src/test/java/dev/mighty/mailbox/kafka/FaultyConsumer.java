@@ -48,6 +48,8 @@ final class FaultyConsumer<K, V> implements Consumer<K, V> {
     final AtomicInteger injected = new AtomicInteger();
     /** Successful commits passed to the real consumer (sync, or async handed on). */
     final AtomicInteger commits = new AtomicInteger();
+    /** Calls of {@code currentLag}: each is a round trip to the network thread under group.protocol=consumer. */
+    final AtomicInteger currentLagCalls = new AtomicInteger();
     /** When set, every {@code commitAsync} fails with it (before the queued faults are looked at). */
     volatile RuntimeException failEveryCommitAsync;
     /**
@@ -334,6 +336,7 @@ final class FaultyConsumer<K, V> implements Consumer<K, V> {
 
     @Override
     public OptionalLong currentLag(TopicPartition topicPartition) {
+        currentLagCalls.incrementAndGet();
         return delegate.currentLag(topicPartition);
     }
 

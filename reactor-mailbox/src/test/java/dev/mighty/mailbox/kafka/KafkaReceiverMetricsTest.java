@@ -54,6 +54,40 @@ class KafkaReceiverMetricsTest {
         kafka = broker;
     }
 
+    /**
+     * N13: the lag comes from the consumer's fetch metrics, not {@code currentLag(partition)}, which under
+     * {@code group.protocol=consumer} is a round trip to the consumer's network thread per partition per refresh.
+     */
+    @Test
+    void shouldReadTheLagFromTheConsumersMetricsWithoutARoundTripPerPartition() throws Exception {
+        loadTopic(kafka, "meters-lag", 3, 30);
+        final Map<String, Object> config = consumerConfig(kafka, "meters-lag-group");
+        config.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+        final java.util.concurrent.atomic.AtomicReference<FaultyConsumer<String, String>> consumer =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver.<String, String>builder(config)
+                .topics(List.of("meters-lag"))
+                .commitInterval(Duration.ofMillis(100))
+                .consumerFactory(c -> {
+                    final FaultyConsumer<String, String> faulty = new FaultyConsumer<>(c);
+                    consumer.set(faulty);
+                    return faulty;
+                })
+                .build();
+        receiver.start();
+        try {
+            final Mailbox<ReceivedRecord<String, String>> inbox = receiver.mailbox();
+            for (int i = 0; i < 30; i++) {
+                assertThat(inbox.recv(KafkaTestSupport.WAIT)).as("record %s", i).isNotNull().satisfies(
+                        ReceivedRecord::acknowledge);
+            }
+            assertThat(eventually(() -> receiver.stats().lag() == 0L)).as("the lag reaches 0").isTrue();
+            assertThat(consumer.get().currentLagCalls.get()).isZero();
+        } finally {
+            receiver.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void shouldCountUnacknowledgedRecordsUntilTheyAreAcknowledgedAndCommitted() throws Exception {
         final Map<TopicPartition, Long> ends = loadTopic(kafka, "meters-acks", 2, 20);
