@@ -94,10 +94,13 @@ import reactor.core.scheduler.Scheduler;
  * {@code fetch.max.bytes} and {@code max.partition.fetch.bytes}.) Beyond that, the receiver keeps 9 bytes per
  * record that was delivered and is not yet committed-past (its offset and acknowledgement flag, in chunks of
  * 256), and nothing of the record itself.
- * <p>Per partition, {@link Builder#maxUnacknowledged} bounds the records handed out and not yet acknowledged
- * (default {@value #DEFAULT_MAX_UNACKNOWLEDGED}): before each poll, the poll thread counts them from the
- * partition's ledger and pauses a partition at the bound until acknowledgements bring it under (at most one poll's
- * records over it). {@link #oldestUnacknowledgedAge()} is the alarm for a record that is never acknowledged.
+ * <p>Per partition, {@link Builder#maxUnacknowledged} bounds the open span: the records delivered from the oldest
+ * unacknowledged one on, acknowledged or not (default {@value #DEFAULT_MAX_UNACKNOWLEDGED}). Before each poll the
+ * poll thread reads it from the partition's ledger in O(1) and pauses a partition at the bound until
+ * acknowledgements move its oldest unacknowledged record on (at most one poll's records over it). So one record
+ * dropped without an acknowledgement stops its partition after at most that many more, as reactor-kafka's
+ * {@code maxDeferredCommits} does, instead of letting the ledger and the uncommitted work grow without end.
+ * {@link #oldestUnacknowledgedAge()} is the alarm for such a record.
  *
  * <h2>Acknowledgements and commits (at-least-once)</h2>
  * Every record comes as a {@link ReceivedRecord}; {@link ReceivedRecord#acknowledge()} may be called from any
@@ -832,14 +835,13 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         List<TopicPartition> toResume = null;
         for (PartitionAcks ledger : ledgers.values()) {
             final TopicPartition partition = ledger.partition;
-            final long unacknowledged;
             if (refresh) {
-                unacknowledged = ledger.unacknowledged(); // exact, a scan of the open span: for stats()
-                open += unacknowledged;
-            } else {
-                unacknowledged = ledger.unacknowledged(maxUnacknowledged);
+                // exact, a scan of the open span, which the bound below keeps to maxUnacknowledged plus one poll
+                open += ledger.unacknowledged();
             }
-            final boolean over = unacknowledged >= maxUnacknowledged;
+            // N1: the open span (oldest unacknowledged to newest), O(1): not the count of unacknowledged records,
+            // which one record dropped without an ack among acknowledged ones never brings to the bound
+            final boolean over = ledger.openSpan() >= maxUnacknowledged;
             if (over && atBound.add(partition)) {
                 (toPause == null ? toPause = new ArrayList<>() : toPause).add(partition);
             } else if (!over && atBound.remove(partition)) {
@@ -1868,10 +1870,12 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
 
         /**
-         * Bounds the records of one partition handed out and not yet acknowledged: before each poll, the poll thread
-         * counts them from the partition's ledger and pauses a partition at the bound, and resumes it once
-         * acknowledgements bring it under. A partition under the bound may get one poll's records more
-         * ({@code max.poll.records}), so at most {@code perPartition + max.poll.records - 1} are out per partition.
+         * Bounds the open span of one partition: the records delivered from its oldest unacknowledged one on,
+         * acknowledged or not (reactor-kafka's {@code maxDeferredCommits}). Before each poll the poll thread reads it
+         * in O(1) and pauses a partition at the bound, and resumes it once acknowledgements move the oldest
+         * unacknowledged record on. A partition under the bound may get one poll's records more
+         * ({@code max.poll.records}), so at most {@code perPartition + max.poll.records - 1} records are delivered
+         * past the oldest unacknowledged one, and one record never acknowledged stops its partition there.
          * <p>This is what bounds memory when the consumer hands records on (to an executor, a {@code flatMap}) and
          * takes them from the mailbox as fast as they come, and what turns a record dropped without an
          * acknowledgement into a visible stall instead of unbounded work (see

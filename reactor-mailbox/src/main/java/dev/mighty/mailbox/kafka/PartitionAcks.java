@@ -280,31 +280,12 @@ final class PartitionAcks extends PartitionAcksPad {
     }
 
     /**
-     * @param bound the count at which the answer stops mattering
-     * @return how many delivered entries are not acknowledged, exact below {@code bound} and at least
-     *         {@code bound} otherwise; trims first. O(1) while the open span (oldest unacknowledged to newest) is
-     *         under {@code bound}, else a scan of the span. Poll thread.
+     * @return the open span: the entries from the oldest unacknowledged one to the newest, acknowledged or not (0
+     *         when all are acknowledged); trims first. Amortised O(1). Poll thread.
      */
-    int unacknowledged(int bound) {
+    long openSpan() {
         commitOffset();
-        final long span = appended - trimmed;
-        if (span < bound) {
-            return (int) span; // may count acknowledged entries past the head: an upper bound, exact enough
-        }
-        int open = 0;
-        Chunk chunk = head;
-        int index = headIndex;
-        while (chunk != null) {
-            final int end = chunk == tail ? tailCount : CHUNK;
-            for (; index < end; index++) {
-                if ((byte) FLAG.getAcquire(chunk.acked, index) != ACKED && ++open >= bound) {
-                    return open;
-                }
-            }
-            chunk = chunk == tail ? null : chunk.next;
-            index = 0;
-        }
-        return open;
+        return appended - trimmed;
     }
 
     /**

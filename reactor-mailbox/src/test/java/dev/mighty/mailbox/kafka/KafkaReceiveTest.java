@@ -319,6 +319,45 @@ class KafkaReceiveTest {
         }
     }
 
+    /** N1: the bound is the open span, so one record dropped without an acknowledgement stops its partition. */
+    @Nested
+    class MaxUnacknowledgedBoundsTheOpenSpan {
+
+        @Test
+        void shouldPauseThePartitionBehindOneRecordDroppedWithoutAnAcknowledgement() throws Exception {
+            final String topic = "rx-span";
+            final int count = 300;
+            final int bound = 20;
+            final int maxPoll = 10;
+            loadTopic(kafka, topic, 1, count);
+            final Map<String, Object> config = consumerConfig(kafka, "rx-span-group");
+            config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPoll);
+            final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                    .<String, String>builder(config)
+                    .topics(List.of(topic))
+                    .maxUnacknowledged(bound)
+                    .commitInterval(Duration.ofMillis(100))
+                    .build();
+            final AtomicInteger delivered = new AtomicInteger();
+            final Disposable sub = receiver.receive()
+                    .doOnNext(r -> delivered.incrementAndGet())
+                    .filter(r -> r.offset() != 5L) // dropped without an acknowledgement, as a filter would
+                    .subscribe(ReceivedRecord::acknowledge);
+            try {
+                assertThat(eventually(() -> receiver.partitionsAtUnacknowledgedBound() == 1))
+                        .as("paused behind the unacknowledged offset 5").isTrue();
+                TimeUnit.MILLISECONDS.sleep(500); // several more polls: the bound must still hold
+                // offset 5 and at most the bound plus one poll after it
+                assertThat(delivered.get()).isLessThanOrEqualTo(5 + bound + maxPoll).isLessThan(count);
+                assertThat(kafka.committed("rx-span-group").getOrDefault(new TopicPartition(topic, 0), 0L))
+                        .as("never past the unacknowledged record").isLessThanOrEqualTo(5L);
+            } finally {
+                sub.dispose();
+                receiver.close(Duration.ofSeconds(5));
+            }
+        }
+    }
+
     @Nested
     class PausedPollThreadWakesPerPoll {
 
