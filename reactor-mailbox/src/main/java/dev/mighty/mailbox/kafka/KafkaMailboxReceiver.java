@@ -45,6 +45,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.apache.kafka.common.errors.RetriableException;
@@ -225,7 +226,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     static final long LONG_OPEN_NANOS = TimeUnit.SECONDS.toNanos(30);
     /** The least time between two refreshes of the {@link #stats()} snapshot's ledger figures. */
     static final long STATS_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-    /** The least time between two refreshes of the snapshot's lag (a {@code currentLag} per assigned partition). */
+    /** The least time between two refreshes of the snapshot's lag (read from the consumer's fetch metrics). */
     static final long LAG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
     /**
      * How long periodic (asynchronous) commits may fail with a non-retriable error before that is fatal (the
@@ -327,6 +328,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      * in the callback of a periodic commit that failed with a non-retriable error.
      */
     volatile long commitFailureGraceNanos = COMMIT_FAILURE_GRACE_NANOS;
+    /** When the current run of failing polls (authorization errors) began, or 0. Poll thread. */
+    private long pollFailingSince;
 
     // ---- poll thread only
     private final Map<TopicPartition, PartitionAcks> ledgers = new HashMap<>();
@@ -1107,7 +1110,21 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             }
             skipPoisonRecord(e);
             return;
+        } catch (AuthorizationException e) {
+            // N12: the same grace as a commit's authorization error (an ACL being fixed), not fatal at once
+            final long now = System.nanoTime();
+            if (pollFailingSince == 0L) {
+                pollFailingSince = now;
+            }
+            if (now - pollFailingSince >= commitFailureGraceNanos) {
+                throw e;
+            }
+            LOG.log(Level.WARNING, "receiver {0}: a poll failed ({1}); retrying for up to {2} s before that is fatal",
+                    label, e.toString(), TimeUnit.NANOSECONDS.toSeconds(commitFailureGraceNanos));
+            LockSupport.parkNanos(this, timeout.toNanos()); // not a hot loop; close() unparks
+            return;
         }
+        pollFailingSince = 0L;
         lastPoll = System.nanoTime();
         rethrowCallbackFailure();
         final Map<TopicPartition, OffsetAndMetadata> next = records.nextOffsets();

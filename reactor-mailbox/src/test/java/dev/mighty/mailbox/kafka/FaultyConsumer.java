@@ -43,6 +43,8 @@ import org.apache.kafka.common.metrics.KafkaMetric;
 final class FaultyConsumer<K, V> implements Consumer<K, V> {
     private final KafkaConsumer<K, V> delegate;
     final ConcurrentLinkedQueue<RuntimeException> commitSyncFaults = new ConcurrentLinkedQueue<>();
+    /** Thrown by the next polls, one per poll, before the real poll (an authorization error, say). */
+    final ConcurrentLinkedQueue<RuntimeException> pollFaults = new ConcurrentLinkedQueue<>();
     final ConcurrentLinkedQueue<RuntimeException> commitAsyncFaults = new ConcurrentLinkedQueue<>();
     /** Faults thrown or handed to a callback so far. */
     final AtomicInteger injected = new AtomicInteger();
@@ -72,6 +74,11 @@ final class FaultyConsumer<K, V> implements Consumer<K, V> {
 
     @Override
     public ConsumerRecords<K, V> poll(Duration timeout) {
+        final RuntimeException pollFault = pollFaults.poll();
+        if (pollFault != null) {
+            injected.incrementAndGet();
+            throw pollFault;
+        }
         final List<Runnable> due = new ArrayList<>(dueCallbacks);
         dueCallbacks.clear();
         due.forEach(Runnable::run);

@@ -24,6 +24,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -203,6 +204,31 @@ class KafkaCommitFailuresTest {
                     .as("fatal only once the failures had lasted the grace").isGreaterThanOrEqualTo(grace);
             assertThat(kafka.committed(group).get(partition)).as("what was acknowledged, committed by the finish")
                     .isBetween(10L, 20L); // 20 unless the acknowledging loop above was descheduled for the grace
+        } finally {
+            receiver.close(Duration.ofSeconds(5));
+        }
+    }
+
+    /**
+     * N12: authorization errors from {@code poll()} get the grace commits get (an ACL being fixed), instead of
+     * failing the receiver at once; once they stop, the records arrive.
+     */
+    @Test
+    void shouldGoOnWhenPollAuthorizationErrorsStopWithinTheGrace() throws Exception {
+        final String topic = "fail-poll-grace";
+        loadTopic(kafka, topic, 1, 10);
+        final AtomicReference<FaultyConsumer<String, String>> consumer = new AtomicReference<>();
+        final KafkaMailboxReceiver<String, String> receiver = receiver("fail-poll-grace-group", topic, consumer,
+                Duration.ofMillis(50));
+        final FaultyConsumer<String, String> faulty = consumer.get();
+        for (int i = 0; i < 3; i++) {
+            faulty.pollFaults.add(new TopicAuthorizationException("injected: not authorized yet"));
+        }
+        receiver.start();
+        try {
+            assertThat(receiveAll(receiver.mailbox(), 10)).hasSize(10);
+            assertThat(faulty.pollFaults).as("every injected failure was met").isEmpty();
+            assertThat(receiver.mailbox().isClosed()).isFalse();
         } finally {
             receiver.close(Duration.ofSeconds(5));
         }
