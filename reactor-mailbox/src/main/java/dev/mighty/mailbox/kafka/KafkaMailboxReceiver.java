@@ -335,7 +335,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private final Map<TopicPartition, PartitionAcks> ledgers = new HashMap<>();
     private final ArrayDeque<PendingRun<K, V>> pending = new ArrayDeque<>();
     private final ArrayList<ReceivedRecord<K, V>> batch;
-    private final Runnable commitRequest = () -> commitRequested = true;
+    private final PartitionAcks.CommitRequests commitRequest = this::commitSoon;
     /** Partitions paused because their unacknowledged records reached {@code maxUnacknowledged}. */
     private final Set<TopicPartition> atBound = new HashSet<>();
     /** Partitions warned about (a long pause or a long-open oldest record), until they recover. */
@@ -554,7 +554,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      * <p><b>WARNING:</b> {@code action} runs on the poll thread and must not block for long; it must not close the
      * consumer, change its subscription or assignment, commit, or call {@code pause}/{@code resume} (the receiver
      * owns those). A {@code seek} backwards starts a new epoch of that partition (records delivered before it are
-     * stale). Actions submitted before {@link #start()} run once it has started.
+     * stale). Actions submitted before {@link #start()} run once it has started. Called on the poll thread itself
+     * (from a listener, or a subscriber of {@code receive(Schedulers.immediate())}), {@code action} runs at once,
+     * so a caller that blocks on the stage there does not wait for itself.
      *
      * @param <T> the result type
      * @param action what to run with the consumer
@@ -565,6 +567,16 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             Function<? super org.apache.kafka.clients.consumer.Consumer<K, V>, ? extends T> action) {
         Objects.requireNonNull(action, "action");
         final CompletableFuture<T> result = new CompletableFuture<>();
+        if (Thread.currentThread() == pollThread && state.get() == RUNNING) {
+            // N6: on the poll thread (a listener, receive(Schedulers.immediate())): now, not at the next turn, which
+            // a caller blocking on the stage would never let come
+            try {
+                result.complete(action.apply(consumer));
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+            return result;
+        }
         consumerTasks.add(new ConsumerTask() {
             @Override
             public void run() {
@@ -962,6 +974,32 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             return false;
         }
         return true;
+    }
+
+    /**
+     * A commit waiter was queued: the poll thread commits at its next turn. Asked on the poll thread itself (a
+     * listener, {@code doOnConsumer}, {@code receive(Schedulers.immediate())}), a wait for the next turn would wait
+     * for this very thread ({@code commit().block()} deadlocked, N6): it commits now, synchronously, and a waiter the
+     * commit does not cover (records before it not acknowledged yet) fails at once, saying why.
+     */
+    private void commitSoon(PartitionAcks ledger, CompletableFuture<Void> done) {
+        if (Thread.currentThread() != pollThread) {
+            commitRequested = true;
+            return;
+        }
+        try {
+            commitAcknowledged(List.of(ledger), REVOCATION_COMMIT_TIMEOUT);
+            ledger.completeCovered();
+        } catch (RuntimeException e) {
+            done.completeExceptionally(e);
+            return;
+        }
+        if (!done.isDone()) {
+            done.completeExceptionally(new IllegalStateException("commit() on the receiver's poll thread of a record "
+                    + "that records delivered before it, not acknowledged yet, keep from being committed: only this "
+                    + "thread could deliver the commit later, so it would wait for itself: partition="
+                    + ledger.partition + ", committed=" + ledger.committed));
+        }
     }
 
     /** @return the reservations, beyond {@link #permits}, worth unparking the poll thread for. Poll thread. */

@@ -110,10 +110,19 @@ final class PartitionAcks extends PartitionAcksPad {
     long committed = -1L;
 
     PartitionAcks(TopicPartition partition, long epoch) {
-        this(partition, epoch, () -> { });
+        this(partition, epoch, (ledger, done) -> { });
     }
 
-    PartitionAcks(TopicPartition partition, long epoch, Runnable commitRequest) {
+    /** How a queued commit waiter asks the receiver for a commit. */
+    @FunctionalInterface
+    interface CommitRequests {
+        /**
+         * A waiter ({@code done}) was queued on {@code ledger}: commit soon. Any thread (the acknowledging one).
+         */
+        void commitSoon(PartitionAcks ledger, CompletableFuture<Void> done);
+    }
+
+    PartitionAcks(TopicPartition partition, long epoch, CommitRequests commitRequest) {
         super(partition, epoch, commitRequest);
         this.head = this.tail = new Chunk();
     }
@@ -180,7 +189,7 @@ final class PartitionAcks extends PartitionAcksPad {
         if (revoked) {
             failWaiters(); // NOTE: raced the poll thread's revoke(): whoever drains first fails it; completion is once
         } else {
-            commitRequest.run();
+            commitRequest.commitSoon(this, done);
         }
     }
 
@@ -387,7 +396,7 @@ abstract class PartitionAcksFields {
     /** The assignment this ledger belongs to: a new one for every assignment of the partition. */
     final long epoch;
     /** Run (any thread) when a record asks for a commit; wakes the poll thread's next commit. */
-    final Runnable commitRequest;
+    final PartitionAcks.CommitRequests commitRequest;
     /** Offsets waiting for a commit past them, with what to complete: any thread adds, the poll thread completes. */
     final ConcurrentLinkedQueue<PartitionAcks.CommitWaiter> commitWaiters = new ConcurrentLinkedQueue<>();
     /** Set by the poll thread when the partition is revoked, lost, or the receiver closes; read by any thread. */
@@ -395,7 +404,7 @@ abstract class PartitionAcksFields {
     /** The thread that acknowledged last (written only when it changes): close() reads it. */
     volatile Thread lastAcknowledger;
 
-    PartitionAcksFields(TopicPartition partition, long epoch, Runnable commitRequest) {
+    PartitionAcksFields(TopicPartition partition, long epoch, PartitionAcks.CommitRequests commitRequest) {
         this.partition = partition;
         this.epoch = epoch;
         this.commitRequest = commitRequest;
@@ -417,7 +426,7 @@ abstract class PartitionAcksPad extends PartitionAcksFields {
     byte b140, b141, b142, b143, b144, b145, b146, b147, b150, b151, b152, b153, b154, b155, b156, b157;
     byte b160, b161, b162, b163, b164, b165, b166, b167, b170, b171, b172, b173, b174, b175, b176, b177;
 
-    PartitionAcksPad(TopicPartition partition, long epoch, Runnable commitRequest) {
+    PartitionAcksPad(TopicPartition partition, long epoch, PartitionAcks.CommitRequests commitRequest) {
         super(partition, epoch, commitRequest);
     }
 }

@@ -96,7 +96,10 @@ public final class ReceivedRecord<K, V> {
 
     /**
      * Acknowledges this record and asks the receiver to commit soon (on its poll thread, at its next turn, not
-     * waiting for the commit interval).
+     * waiting for the commit interval). Called on the poll thread itself (a listener, a subscriber of
+     * {@code receive(Schedulers.immediate())}), it commits at once, synchronously: the stage is complete when this
+     * returns, failed with {@code IllegalStateException} if records before this one are not acknowledged yet (the
+     * commit that covers it could only come from this thread, later).
      *
      * @return a stage that completes normally once a commit of this record's assignment covers its offset (so every
      *         record of the partition delivered before it was acknowledged too), or exceptionally

@@ -95,6 +95,38 @@ class KafkaCommitsTest {
         }
     }
 
+    /**
+     * N6: {@code commit().block()} and {@code doOnConsumer(..)} joined on the poll thread (a subscriber of
+     * {@code receive(Schedulers.immediate())}) run there at once instead of waiting for the poll thread's next turn,
+     * which they were blocking: a deadlock with no timeout.
+     */
+    @Test
+    void shouldCommitAndRunDoOnConsumerAtOnceWhenCalledOnThePollThread() throws Exception {
+        final String topic = "commit-poll-thread";
+        final String group = "commit-poll-thread-group";
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 1, 5);
+        final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                .<String, String>builder(consumerConfig(kafka, group))
+                .topics(List.of(topic))
+                .commitInterval(Duration.ofHours(1)) // only commit() makes commits here
+                .build();
+        final List<String> threads = new CopyOnWriteArrayList<>();
+        final List<Long> positions = receiver.receive(reactor.core.scheduler.Schedulers.immediate())
+                .take(5)
+                .map(r -> {
+                    threads.add(Thread.currentThread().getName());
+                    r.commit().block(KafkaTestSupport.WAIT); // on the poll thread: committed now
+                    return receiver.doOnConsumer(c -> c.position(new TopicPartition(topic, 0)))
+                            .toCompletableFuture().join();
+                })
+                .collectList()
+                .block(KafkaTestSupport.WAIT);
+        receiver.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertThat(threads).allMatch(name -> name.startsWith("kafka-mailbox-poll-"));
+        assertThat(positions).hasSize(5);
+        assertThat(kafka.committed(group)).isEqualTo(ends);
+    }
+
     @Test
     void shouldCommitEachRecordBeforeHandingItOnWithReceiveAtmostOnce() throws Exception {
         final String topic = "commit-atmost";
