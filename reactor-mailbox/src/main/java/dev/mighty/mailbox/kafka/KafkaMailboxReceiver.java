@@ -1612,6 +1612,15 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             }
             try {
                 listener.accept(consumer, partitions);
+            } catch (WakeupException e) {
+                if (state.get() == RUNNING) {
+                    if (callbackFailure == null) {
+                        callbackFailure = e; // not ours: someone else woke the consumer
+                    }
+                } else {
+                    // N5: our close's wake-up, met by the listener's own consumer call: a wake-up, not a failure
+                    LOG.log(Level.DEBUG, "receiver {0}: a listener met the close's wake-up", label);
+                }
             } catch (RuntimeException e) {
                 if (callbackFailure == null) {
                     callbackFailure = e;

@@ -117,6 +117,37 @@ class KafkaReceiverHooksTest {
         }
     }
 
+    /**
+     * N5: a close whose wake-up lands in a user listener's own consumer call ends the stream normally: the
+     * listener's {@code WakeupException} is the close's wake-up, not a failure ({@code onError(WakeupException)}).
+     */
+    @Test
+    void shouldCompleteWhenTheClosesWakeupLandsInAListenersConsumerCall() throws Exception {
+        final String topic = "hooks-wakeup";
+        loadTopic(kafka, topic, 1, 5);
+        final java.util.concurrent.CountDownLatch inListener = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch closing = new java.util.concurrent.CountDownLatch(1);
+        final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                .<String, String>builder(consumerConfig(kafka, "hooks-wakeup-group"))
+                .topics(List.of(topic))
+                .onAssigned((consumer, partitions) -> {
+                    inListener.countDown();
+                    try {
+                        closing.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    partitions.forEach(consumer::position); // a blocking call: meets the close's wake-up
+                })
+                .build();
+        final java.util.concurrent.CompletableFuture<Void> ended = receiver.receive().then().toFuture();
+        assertThat(inListener.await(30, TimeUnit.SECONDS)).isTrue();
+        final CompletionStage<Void> closed = receiver.closeAsync(Duration.ofSeconds(5)); // wakes the consumer
+        closing.countDown();
+        closed.toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertThat(ended.get(30, TimeUnit.SECONDS)).as("completed, not onError(WakeupException)").isNull();
+    }
+
     @Test
     void shouldReadOnlyTheAssignedPartitionAndCommitItWhenAssignedManually() throws Exception {
         final String topic = "hooks-assign";
