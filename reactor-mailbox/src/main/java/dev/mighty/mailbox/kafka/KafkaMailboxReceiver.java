@@ -1488,7 +1488,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             ledgers.clear();
             pending.clear();
             try {
-                consumer.close(CloseOptions.timeout(remaining(deadline)));
+                // leave the group, as the docs say, static members (group.instance.id) too: their default is to stay
+                consumer.close(CloseOptions.timeout(remaining(deadline))
+                        .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
             } catch (RuntimeException e) {
                 if (cause == null) {
                     cause = e;

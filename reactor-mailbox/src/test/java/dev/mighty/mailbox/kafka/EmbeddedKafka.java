@@ -187,6 +187,12 @@ final class EmbeddedKafka implements AutoCloseable {
         return committed;
     }
 
+    /** @return how many members {@code groupId} has now (0 for an empty or unknown group) */
+    int members(String groupId) throws Exception {
+        return admin.describeConsumerGroups(java.util.List.of(groupId)).describedGroups().get(groupId)
+                .get(ADMIN_WAIT.toMillis(), TimeUnit.MILLISECONDS).members().size();
+    }
+
     /** @return the offsets {@code groupId} has committed (partitions without a commit are absent) */
     Map<TopicPartition, Long> committed(String groupId) throws Exception {
         final Map<TopicPartition, OffsetAndMetadata> answer = admin.listConsumerGroupOffsets(groupId)

@@ -148,6 +148,25 @@ class KafkaReceiverHooksTest {
         assertThat(ended.get(30, TimeUnit.SECONDS)).as("completed, not onError(WakeupException)").isNull();
     }
 
+    /** A static member (group.instance.id) leaves the group on close, as the docs say (its default is to stay). */
+    @Test
+    void shouldLeaveTheGroupOnCloseAsAStaticMember() throws Exception {
+        final String topic = "hooks-static";
+        final String group = "hooks-static-group";
+        loadTopic(kafka, topic, 1, 5);
+        final Map<String, Object> config = consumerConfig(kafka, group);
+        config.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "static-1");
+        config.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+        final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver.<String, String>builder(config)
+                .topics(List.of(topic))
+                .build();
+        final List<ReceivedRecord<String, String>> got = receiver.receive().take(5).collectList()
+                .block(KafkaTestSupport.WAIT);
+        assertThat(got).hasSize(5);
+        closed(receiver);
+        assertThat(kafka.members(group)).as("left at once, not after the session timeout").isZero();
+    }
+
     @Test
     void shouldReadOnlyTheAssignedPartitionAndCommitItWhenAssignedManually() throws Exception {
         final String topic = "hooks-assign";
