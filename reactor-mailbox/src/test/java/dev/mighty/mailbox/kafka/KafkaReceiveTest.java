@@ -358,6 +358,39 @@ class KafkaReceiveTest {
         }
     }
 
+    /** N7: the close waits only for records handed out, not for those still in the mailbox. */
+    @Nested
+    class CloseWaitsOnlyForRecordsHandedOut {
+
+        @Test
+        void shouldNotWaitForAcknowledgementsOfRecordsStillInTheMailbox() throws Exception {
+            final String topic = "rx-close-mailbox";
+            final String group = "rx-close-mailbox-group";
+            loadTopic(kafka, topic, 1, 50);
+            final KafkaMailboxReceiver<String, String> receiver = member(group, topic).build();
+            receiver.start();
+            final Mailbox<ReceivedRecord<String, String>> mailbox = receiver.mailbox();
+            final AtomicReference<ReceivedRecord<String, String>> first = new AtomicReference<>();
+            final Thread consumer = new Thread(() -> { // not the closing thread: the close waits for its acks
+                try {
+                    first.set(mailbox.recv(KafkaTestSupport.WAIT));
+                    first.get().acknowledge(); // the one record handed out; the other 49 stay in the mailbox
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            consumer.start();
+            consumer.join(KafkaTestSupport.WAIT.toMillis());
+            assertThat(first.get()).isNotNull();
+            assertThat(eventually(() -> mailbox.size() == 49)).isTrue();
+            final long start = System.nanoTime();
+            receiver.close(Duration.ofSeconds(30)); // waited ~15 s for the 49 that nobody takes
+            final long tookSeconds = (System.nanoTime() - start) / 1_000_000_000L;
+            assertThat(tookSeconds).as("close(30 s) took %d s", tookSeconds).isLessThan(8L);
+            assertThat(kafka.committed(group)).isEqualTo(Map.of(new TopicPartition(topic, 0), 1L));
+        }
+    }
+
     @Nested
     class PausedPollThreadWakesPerPoll {
 
