@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -79,7 +80,7 @@ class KafkaModuleDescriptorTest {
             }
 
             assertThat(classes).as("the core's classes").isNotEmpty()
-                    .noneMatch(name -> name.toLowerCase(java.util.Locale.ROOT).contains("kafka"));
+                    .noneMatch(name -> name.toLowerCase(Locale.ROOT).contains("kafka"));
             assertThat(referring).as("core classes that name an org.apache.kafka type").isEmpty();
         }
     }
