@@ -36,7 +36,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Capacity and reservations</h2>
  * The capacity is rounded up to a power of two, between 1 and 2<sup>30</sup>. "Full" means occupied plus
- * reserved: the Kafka receiver reserves a poll's room before it polls.
+ * reserved: the Kafka bridge's receiver ({@code reactor-mailbox-kafka}) reserves a poll's room before it polls.
  *
  * <p><b>Note:</b> {@code trySend} may therefore answer {@code false} while {@link #size()} is below
  * {@link #capacity()}.

@@ -19,11 +19,11 @@ import org.junit.jupiter.api.io.TempDir;
 import org.reactivestreams.Publisher;
 
 /**
- * The library is a named module, {@code dev.mighty.mailbox}: its descriptor exports the API packages and not
- * {@code internal}, and requires only reactive-streams for real. The other tests run on the class path, where
- * the descriptor is ignored; this one starts a JVM on the module path with the library's classes and
- * reactive-streams only (no reactor-core, kafka-clients, micrometer or JCTools), and a small application module,
- * compiled here, that uses the core and the Reactive Streams adapters.
+ * The library is a named module, {@code dev.mighty.mailbox}: its descriptor exports the API packages, and
+ * {@code internal} only to the Kafka bridge's module, and requires only reactive-streams for real. The other tests
+ * run on the class path, where the descriptor is ignored; this one starts a JVM on the module path with the
+ * library's classes and reactive-streams only (no reactor-core, micrometer or JCTools), and a small application
+ * module, compiled here, that uses the core and the Reactive Streams adapters.
  */
 @Timeout(300)
 class ModuleDescriptorTest {
@@ -80,7 +80,7 @@ class ModuleDescriptorTest {
                     Module library = Mailbox.class.getModule();
                     System.out.println("module " + library.getName());
                     System.out.println("internal exported " + library.isExported("dev.mighty.mailbox.internal"));
-                    for (String optional : List.of("reactor.core", "kafka.clients", "micrometer.core")) {
+                    for (String optional : List.of("reactor.core", "micrometer.core")) {
                         System.out.println(optional + " " + ModuleLayer.boot().findModule(optional).isPresent());
                     }
                     try {
@@ -94,15 +94,22 @@ class ModuleDescriptorTest {
             """;
 
     @Test
-    void shouldExportTheApiPackagesAndNotInternal() {
+    void shouldExportTheApiPackagesAndInternalOnlyToTheKafkaBridge() {
         final ModuleDescriptor descriptor = libraryModule().descriptor();
 
         assertThat(descriptor.name()).isEqualTo("dev.mighty.mailbox");
         assertThat(descriptor.isAutomatic()).isFalse();
-        assertThat(descriptor.exports()).allMatch(e -> !e.isQualified())
+        assertThat(descriptor.exports()).filteredOn(e -> !e.isQualified())
                 .extracting(ModuleDescriptor.Exports::source)
                 .containsExactlyInAnyOrder("dev.mighty.mailbox", "dev.mighty.mailbox.rs", "dev.mighty.mailbox.reactor",
-                        "dev.mighty.mailbox.kafka", "dev.mighty.mailbox.micrometer");
+                        "dev.mighty.mailbox.micrometer");
+        // the Kafka bridge's room wait, until a public room-registration API replaces it (module-info)
+        assertThat(descriptor.exports()).filteredOn(ModuleDescriptor.Exports::isQualified)
+                .singleElement()
+                .satisfies(e -> {
+                    assertThat(e.source()).isEqualTo("dev.mighty.mailbox.internal");
+                    assertThat(e.targets()).containsExactly("dev.mighty.mailbox.kafka");
+                });
         assertThat(descriptor.packages()).contains("dev.mighty.mailbox.internal");
         assertThat(descriptor.opens()).isEmpty();
     }
@@ -120,7 +127,7 @@ class ModuleDescriptorTest {
         assertThat(requires).as("every other module is optional, and not transitive (a reader would need it)")
                 .allSatisfy((name, modifiers) ->
                         assertThat(modifiers).containsExactly(ModuleDescriptor.Requires.Modifier.STATIC))
-                .containsKeys("reactor.core", "kafka.clients", "micrometer.core", "jdk.jfr");
+                .containsKeys("reactor.core", "micrometer.core", "jdk.jfr");
     }
 
     @Test
@@ -146,7 +153,6 @@ class ModuleDescriptorTest {
                 "module dev.mighty.mailbox",
                 "internal exported false",
                 "reactor.core false",
-                "kafka.clients false",
                 "micrometer.core false",
                 "jctools absent");
     }

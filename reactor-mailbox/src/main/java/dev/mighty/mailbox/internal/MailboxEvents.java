@@ -28,8 +28,9 @@ import java.util.function.BiConsumer;
  * Any thread. The registry is guarded by its own monitor; the stall check runs on the recorder's periodic
  * thread (or the thread starting or stopping a recording) and takes the same monitor.
  *
- * <p>Public only for {@link #enabled()} and {@link #recordingFailed()}: the Kafka receiver's event
- * ({@code dev.mighty.mailbox.kafka.UnacknowledgedRecordEvent}) sits behind the same switch, so that
+ * <p>Public only for {@link #enabled()} and {@link #recordingFailed()}: the Kafka bridge's event
+ * ({@code dev.mighty.mailbox.kafka.UnacknowledgedRecordEvent}, in module {@code dev.mighty.mailbox.kafka}, to which
+ * this package is exported) sits behind the same switch, so that
  * {@code -Ddev.mighty.mailbox.jfr=off}, a missing {@code jdk.jfr} module and a failed JFR call mean the same for it.
  */
 public final class MailboxEvents {

@@ -1,6 +1,8 @@
 /**
  * Internal machinery of the mailbox: the padded ring core, the slot storage helpers, the wait logic
- * and the demand arithmetic used by the adapters. <b>Not API; may change in any release.</b>
+ * and the demand arithmetic used by the adapters. <b>Not API; may change in any release.</b> The module exports
+ * it to one module only, the Kafka bridge ({@code dev.mighty.mailbox.kafka}), whose poll loop waits for mailbox room
+ * through {@link dev.mighty.mailbox.internal.MailboxRing} until a public room-registration API replaces that.
  *
  * <h2>Accessor prefixes</h2>
  * Field accessors follow the JCTools {@code queues/package-info.java} convention, so the code reads like

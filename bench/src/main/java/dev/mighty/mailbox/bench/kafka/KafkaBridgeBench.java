@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.mighty.mailbox.kafka.EmbeddedKafka;
 import dev.mighty.mailbox.kafka.KafkaMailboxReceiver;
 import dev.mighty.mailbox.kafka.ReceivedRecord;
 import dev.mighty.mailbox.reactor.MailboxFlux;

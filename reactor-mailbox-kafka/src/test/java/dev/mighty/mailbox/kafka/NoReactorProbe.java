@@ -12,9 +12,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
- * Run by {@link KafkaOptionalTest} inside a loader without reactor-core and micrometer-core: the low-level path of
- * the receiver (build, start, receive from the mailbox, acknowledge, read its stats, close) must neither need nor load
- * them. Takes the bootstrap servers and a topic holding records ({@code "servers topic"}); returns how many records it
+ * Run by {@link KafkaReactorOptionalTest} inside a loader without reactor-core and micrometer-core: the low-level
+ * path of the receiver (build, start, receive from the mailbox, acknowledge, read its stats, close) must neither need
+ * nor load them. Takes the bootstrap servers and a topic holding records ({@code "servers topic"}); returns how many records it
  * took, and what {@code stats()} says once it is closed.
  */
 public final class NoReactorProbe implements Function<String, String> {

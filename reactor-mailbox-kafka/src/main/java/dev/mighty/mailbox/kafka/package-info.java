@@ -5,7 +5,8 @@
  * {@link dev.mighty.mailbox.kafka.KafkaMailboxSender} sends a publisher's records with a bound on the sends in
  * flight.
  *
- * <p>{@code org.apache.kafka:kafka-clients} (4.x) is an <b>optional</b> dependency of this library: add it to
- * use this package; the rest of the library neither needs nor loads it. See {@code docs/kafka.md}.
+ * <p>The package is the artifact {@code dev.mighty:reactor-mailbox-kafka} (module {@code dev.mighty.mailbox.kafka}),
+ * which depends on {@code org.apache.kafka:kafka-clients} (4.x) and on the core, {@code reactor-mailbox}.
+ * See {@code docs/kafka.md}.
  */
 package dev.mighty.mailbox.kafka;

@@ -153,7 +153,7 @@ import reactor.core.scheduler.Scheduler;
  * <h2>Monitoring</h2>
  * {@link #stats()} is a snapshot of the receiver's figures (partitions assigned and paused, records unacknowledged
  * and the oldest one's age, the consumer's lag, commits and their latency), made by the poll thread and readable from
- * any thread; {@code dev.mighty.mailbox.micrometer.KafkaReceiverMetrics} binds it to a Micrometer registry
+ * any thread; {@code dev.mighty.mailbox.kafka.micrometer.KafkaReceiverMetrics} binds it to a Micrometer registry
  * (micrometer-core is optional: the receiver neither needs nor loads it). The JFR event of a long-open record: see
  * "Logging" above.
  *
@@ -658,7 +658,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     /**
      * The receiver's figures for monitoring (partitions assigned and paused, records unacknowledged, the oldest
      * one's age, the consumer's lag, commits and their latency);
-     * {@code dev.mighty.mailbox.micrometer.KafkaReceiverMetrics} turns them into meters. Any thread; wait-free, allocates nothing.
+     * {@code dev.mighty.mailbox.kafka.micrometer.KafkaReceiverMetrics} turns them into meters. Any thread; wait-free, allocates nothing.
      * <p>The poll thread refreshes the snapshot at a turn at least 100 ms after the last refresh (the lag at most once
      * a second), after each commit it completes, and when it finishes; before {@link #start()} every figure is 0 (the
      * lag -1). Refreshing costs the poll thread a scan of each partition's ledger from its oldest unacknowledged record

@@ -38,7 +38,8 @@ import org.apache.kafka.server.common.MetadataVersion;
 /**
  * One in-process Kafka 4.x node in KRaft mode (broker and controller combined, no ZooKeeper, no Docker) on free
  * localhost ports, with its log directory under {@code java.io.tmpdir} (which the build points at
- * {@code target/}). The test classes share one through {@link SharedKafka}.
+ * {@code target/}). The test classes share one through {@link SharedKafka}. Public, in this module's test-jar
+ * (classifier {@code tests}), for bench's Kafka benchmark.
  *
  * <p>Traps it avoids:
  * <ul>
@@ -47,7 +48,7 @@ import org.apache.kafka.server.common.MetadataVersion;
  *       {@link #createTopic} returns only once {@code listOffsets} answers for every partition.</li>
  * </ul>
  */
-final class EmbeddedKafka implements AutoCloseable {
+public final class EmbeddedKafka implements AutoCloseable {
     private static final Duration ADMIN_WAIT = Duration.ofSeconds(60);
 
     private final Path logDir;
@@ -65,7 +66,7 @@ final class EmbeddedKafka implements AutoCloseable {
     }
 
     /** Formats a fresh log directory and starts a node on it. */
-    static EmbeddedKafka start() throws Exception {
+    public static EmbeddedKafka start() throws Exception {
         Exit.setExitProcedure((code, message) -> {
             throw new IllegalStateException("Kafka called Exit.exit(" + code + "): " + message);
         });
@@ -123,11 +124,11 @@ final class EmbeddedKafka implements AutoCloseable {
         return new EmbeddedKafka(logDir, server, "localhost:" + brokerPort);
     }
 
-    String bootstrapServers() {
+    public String bootstrapServers() {
         return bootstrapServers;
     }
 
-    Admin admin() {
+    public Admin admin() {
         return admin;
     }
 
@@ -135,12 +136,12 @@ final class EmbeddedKafka implements AutoCloseable {
      * Creates a topic and returns once every partition answers {@code listOffsets} (KAFKA-15591: a batch produced
      * before that can be lost).
      */
-    void createTopic(String topic, int partitions) throws Exception {
+    public void createTopic(String topic, int partitions) throws Exception {
         createTopic(topic, partitions, Map.of());
     }
 
     /** As {@link #createTopic(String, int)}, with topic configs (e.g. {@code max.message.bytes}). */
-    void createTopic(String topic, int partitions, Map<String, String> configs) throws Exception {
+    public void createTopic(String topic, int partitions, Map<String, String> configs) throws Exception {
         admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs))).all()
                 .get(ADMIN_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         final Map<TopicPartition, OffsetSpec> request = new HashMap<>();
@@ -162,7 +163,7 @@ final class EmbeddedKafka implements AutoCloseable {
     }
 
     /** @return the log end offset of every partition of {@code topic} */
-    Map<TopicPartition, Long> endOffsets(String topic, int partitions) throws Exception {
+    public Map<TopicPartition, Long> endOffsets(String topic, int partitions) throws Exception {
         final Map<TopicPartition, OffsetSpec> request = new HashMap<>();
         for (int p = 0; p < partitions; p++) {
             request.put(new TopicPartition(topic, p), OffsetSpec.latest());
@@ -175,7 +176,7 @@ final class EmbeddedKafka implements AutoCloseable {
     }
 
     /** @return what {@code groupId} has committed, with the leader epochs (partitions without a commit are absent) */
-    Map<TopicPartition, OffsetAndMetadata> committedMetadata(String groupId) throws Exception {
+    public Map<TopicPartition, OffsetAndMetadata> committedMetadata(String groupId) throws Exception {
         final Map<TopicPartition, OffsetAndMetadata> answer = admin.listConsumerGroupOffsets(groupId)
                 .partitionsToOffsetAndMetadata().get(ADMIN_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         final Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
@@ -194,7 +195,7 @@ final class EmbeddedKafka implements AutoCloseable {
     }
 
     /** @return the offsets {@code groupId} has committed (partitions without a commit are absent) */
-    Map<TopicPartition, Long> committed(String groupId) throws Exception {
+    public Map<TopicPartition, Long> committed(String groupId) throws Exception {
         final Map<TopicPartition, OffsetAndMetadata> answer = admin.listConsumerGroupOffsets(groupId)
                 .partitionsToOffsetAndMetadata().get(ADMIN_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         final Map<TopicPartition, Long> committed = new HashMap<>();

@@ -18,7 +18,7 @@ import java.util.stream.Collectors;
 import dev.mighty.mailbox.DocRecipes;
 import dev.mighty.mailbox.Hang;
 import dev.mighty.mailbox.Mailbox;
-import dev.mighty.mailbox.micrometer.KafkaReceiverMetrics;
+import dev.mighty.mailbox.kafka.micrometer.KafkaReceiverMetrics;
 import dev.mighty.mailbox.micrometer.MailboxMetrics;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Meter;

@@ -1,4 +1,4 @@
-package dev.mighty.mailbox.micrometer;
+package dev.mighty.mailbox.kafka.micrometer;
 
 import java.lang.ref.WeakReference;
 import java.util.Objects;
@@ -8,6 +8,7 @@ import java.util.function.ToLongFunction;
 
 import dev.mighty.mailbox.kafka.KafkaMailboxReceiver;
 import dev.mighty.mailbox.kafka.KafkaReceiverStats;
+import dev.mighty.mailbox.micrometer.MailboxMetrics;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
