@@ -38,6 +38,8 @@ public final class FrameBatch {
     private int size;
 
     /**
+     * Creates an empty batch.
+     *
      * @param maxFrames how many frames the batch holds; a run is also cut to the room in the mailbox
      * @throws IllegalArgumentException if {@code maxFrames <= 0}
      */
@@ -78,22 +80,24 @@ public final class FrameBatch {
         return this;
     }
 
-    /** @return how many frames the batch holds now */
+    /** {@return how many frames the batch holds now} */
     public int size() {
         return size;
     }
 
-    /** @return how many frames the batch can hold */
+    /** {@return how many frames the batch can hold} */
     public int maxFrames() {
         return kinds.length;
     }
 
-    /** @return whether {@link #add} would throw */
+    /** {@return whether {@link #add} would throw} */
     public boolean isFull() {
         return size == kinds.length;
     }
 
     /**
+     * Returns the payload length of one frame of the batch.
+     *
      * @param i the frame's index in the batch, {@code 0 <= i < size()}
      * @return the payload length {@link #add} recorded for frame {@code i}
      * @throws IndexOutOfBoundsException if {@code i} is out of range

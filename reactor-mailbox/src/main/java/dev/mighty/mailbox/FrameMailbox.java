@@ -208,12 +208,12 @@ public final class FrameMailbox implements Mailbox<MessageFrame> {
         return ring.recvFrames(handler, max);
     }
 
-    /** @return the largest payload accepted, in bytes */
+    /** {@return the largest payload accepted, in bytes} */
     public int maxPayload() {
         return ring.maxPayload;
     }
 
-    /** @return the largest spill buffer a slot keeps after its message is received, in bytes */
+    /** {@return the largest spill buffer a slot keeps after its message is received, in bytes} */
     public int maxRetainedSpill() {
         return ring.maxRetainedSpill;
     }

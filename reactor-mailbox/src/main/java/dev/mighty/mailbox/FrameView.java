@@ -39,19 +39,19 @@ public final class FrameView {
         return length;
     }
 
-    /** @return the frame's kind */
+    /** {@return the frame's kind} */
     public int kind() {
         checkBound();
         return ring.slab.getInt(base + FrameRing.KIND_OFFSET);
     }
 
-    /** @return the frame's correlation id */
+    /** {@return the frame's correlation id} */
     public long correlationId() {
         checkBound();
         return ring.slab.getLong(base + FrameRing.CORRELATION_OFFSET);
     }
 
-    /** @return the payload length in bytes */
+    /** {@return the payload length in bytes} */
     public int payloadLength() {
         return checkBound();
     }
@@ -92,7 +92,7 @@ public final class FrameView {
         return length;
     }
 
-    /** @return an immutable copy of this frame */
+    /** {@return an immutable copy of this frame} */
     public MessageFrame toFrame() {
         final byte[] payload = new byte[checkBound()];
         getPayload(payload, 0);

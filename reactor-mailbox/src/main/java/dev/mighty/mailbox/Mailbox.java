@@ -346,25 +346,25 @@ public sealed interface Mailbox<T> extends AutoCloseable permits ArrayMailbox, F
      */
     void closeExceptionally(Throwable cause);
 
-    /** @return whether {@code close} or {@code closeExceptionally} was called */
+    /** {@return whether {@code close} or {@code closeExceptionally} was called} */
     boolean isClosed();
 
-    /** @return whether the mailbox is closed and every admitted message has been received */
+    /** {@return whether the mailbox is closed and every admitted message has been received} */
     boolean isTerminated();
 
-    /** @return the cause given to {@code closeExceptionally}, or {@code null} */
+    /** {@return the cause given to {@code closeExceptionally}, or {@code null}} */
     @Nullable Throwable closeCause();
 
-    /** @return the capacity, a power of two */
+    /** {@return the capacity, a power of two} */
     int capacity();
 
     /**
-     * @return the number of admitted, not yet received messages (a snapshot; exact only when quiescent).
-     *         Slots reserved but not yet used are not counted.
+     * {@return the number of admitted, not yet received messages (a snapshot; exact only when quiescent)}
+     * Slots reserved but not yet used are not counted.
      */
     int size();
 
-    /** @return a snapshot of this mailbox's counters; cheap, derived from state the mailbox keeps anyway */
+    /** {@return a snapshot of this mailbox's counters; cheap, derived from state the mailbox keeps anyway} */
     MailboxStats stats();
 
     /**

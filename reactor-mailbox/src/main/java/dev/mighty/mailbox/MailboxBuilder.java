@@ -22,6 +22,8 @@ public final class MailboxBuilder<T> {
     }
 
     /**
+     * Sets the capacity.
+     *
      * @param capacity 1 .. 2^30, rounded up to a power of two; default {@value Mailboxes#DEFAULT_CAPACITY}.
      *                 {@link #buildFrames()} takes at most {@link FrameMailbox#MAX_CAPACITY} (2^24)
      * @return this builder
@@ -44,6 +46,8 @@ public final class MailboxBuilder<T> {
     }
 
     /**
+     * Sets the mailbox's name.
+     *
      * @param name shown in {@link MailboxStats}, JFR events, metrics and error messages; default "mailbox"
      * @return this builder
      * @throws NullPointerException if {@code name} is null
@@ -100,7 +104,7 @@ public final class MailboxBuilder<T> {
         return this;
     }
 
-    /** @return a new reference mailbox */
+    /** {@return a new reference mailbox} */
     public Mailbox<T> build() {
         final ArrayMailbox<T> mailbox = new ArrayMailbox<>(capacity, singleProducer, name);
         mailbox.waitPolicy(waitPolicy);
@@ -108,7 +112,7 @@ public final class MailboxBuilder<T> {
     }
 
     /**
-     * @return a new slab mailbox of frames, with this builder's capacity, name and payload limits
+     * {@return a new slab mailbox of frames, with this builder's capacity, name and payload limits}
      * @throws IllegalArgumentException if the capacity is over {@link FrameMailbox#MAX_CAPACITY}, or
      *         {@code maxPayload} over {@code Integer.MAX_VALUE - 16}
      */

@@ -14,6 +14,8 @@ public final class MailboxClosedException extends IllegalStateException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Creates the exception.
+     *
      * @param message what was attempted
      * @param cause the cause given to {@code closeExceptionally}, or {@code null} for a normal close
      */

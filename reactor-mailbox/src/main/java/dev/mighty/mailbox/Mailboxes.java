@@ -13,6 +13,8 @@ public final class Mailboxes {
     }
 
     /**
+     * Creates a bounded mailbox with the default settings.
+     *
      * @param <T> the message type
      * @param capacity 1 .. 2^30, rounded up to a power of two
      * @return a lock-free many-producer, single-consumer mailbox
@@ -23,6 +25,8 @@ public final class Mailboxes {
     }
 
     /**
+     * Creates a builder of mailboxes.
+     *
      * @param <T> the message type
      * @return a builder: capacity 1024, many producers, name "mailbox"
      */
@@ -42,6 +46,8 @@ public final class Mailboxes {
     }
 
     /**
+     * Creates a slab mailbox of frames with a payload limit.
+     *
      * @param capacity 1 .. 2^24 ({@link FrameMailbox#MAX_CAPACITY}), rounded up to a power of two
      * @param maxPayload the largest payload accepted, in bytes, {@code 0 .. Integer.MAX_VALUE - 16}; larger ones
      *                   get {@link IllegalArgumentException}; spill buffers up to {@code min(maxPayload, 4 KiB)}

@@ -21,6 +21,8 @@ public final class MessageFrame {
     }
 
     /**
+     * Creates a frame with a copy of {@code payload}.
+     *
      * @param kind an application-defined tag
      * @param correlationId an application-defined id, e.g. to match a reply to its request
      * @param payload copied, so the caller may reuse the array at once
@@ -33,6 +35,8 @@ public final class MessageFrame {
     }
 
     /**
+     * Creates a frame without payload.
+     *
      * @param kind an application-defined tag
      * @param correlationId an application-defined id, e.g. to match a reply to its request
      * @return a frame with an empty payload
@@ -41,22 +45,22 @@ public final class MessageFrame {
         return new MessageFrame(kind, correlationId, EMPTY);
     }
 
-    /** @return the kind, an application-defined tag */
+    /** {@return the kind, an application-defined tag} */
     public int kind() {
         return kind;
     }
 
-    /** @return the correlation id */
+    /** {@return the correlation id} */
     public long correlationId() {
         return correlationId;
     }
 
-    /** @return the payload length in bytes */
+    /** {@return the payload length in bytes} */
     public int payloadLength() {
         return payload.length;
     }
 
-    /** @return a read-only view of the payload, position 0, limit {@link #payloadLength()} */
+    /** {@return a read-only view of the payload, position 0, limit {@link #payloadLength()}} */
     public ByteBuffer payload() {
         return ByteBuffer.wrap(payload).asReadOnlyBuffer();
     }

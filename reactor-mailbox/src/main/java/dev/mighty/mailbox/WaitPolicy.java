@@ -60,14 +60,17 @@ public final class WaitPolicy {
         this.yields = yields;
     }
 
-    /** @return the policy that registers for a wake-up at once: no spinning, no yielding (lowest CPU, highest hand-off cost) */
+    /**
+     * {@return the policy that registers for a wake-up at once: no spinning, no yielding (lowest CPU, highest
+     *          hand-off cost)}
+     */
     public static WaitPolicy park() {
         return PARK;
     }
 
     /**
-     * @return {@code backoff(}{@value #DEFAULT_SPINS}{@code , }{@value #DEFAULT_YIELDS}{@code )}: the default
-     *         of every consumer thread the user dedicates (a mailbox's {@code recv}, a publisher's executor)
+     * {@return {@code backoff(}{@value #DEFAULT_SPINS}{@code , }{@value #DEFAULT_YIELDS}{@code )}: the default
+     *          of every consumer thread the user dedicates (a mailbox's {@code recv}, a publisher's executor)}
      */
     public static WaitPolicy defaults() {
         return DEFAULTS;
@@ -100,17 +103,17 @@ public final class WaitPolicy {
         }
     }
 
-    /** @return the spin-wait steps before the first yield */
+    /** {@return the spin-wait steps before the first yield} */
     public int spins() {
         return spins;
     }
 
-    /** @return the yield steps before the park */
+    /** {@return the yield steps before the park} */
     public int yields() {
         return yields;
     }
 
-    /** @return whether this policy parks at once (no back-off) */
+    /** {@return whether this policy parks at once (no back-off)} */
     public boolean parksAtOnce() {
         return spins == 0 && yields == 0;
     }

@@ -410,6 +410,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     }
 
     /**
+     * Creates a builder of receivers.
+     *
      * @param <K> the key type
      * @param <V> the value type
      * @param consumerConfig the {@code KafkaConsumer} configuration: {@code bootstrap.servers}, {@code group.id}
@@ -627,8 +629,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     }
 
     /**
-     * @return whether the receiver has paused its partitions because the mailbox has no room for a poll (a
-     *         snapshot: it flips as the consumer frees room)
+     * {@return whether the receiver has paused its partitions because the mailbox has no room for a poll (a
+     *          snapshot: it flips as the consumer frees room)}
      */
     public boolean paused() {
         return paused;
@@ -648,8 +650,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     }
 
     /**
-     * @return how many partitions are paused because their unacknowledged records reached
-     *         {@link Builder#maxUnacknowledged} (a snapshot, updated by the poll thread at each turn)
+     * {@return how many partitions are paused because their unacknowledged records reached
+     *          {@link Builder#maxUnacknowledged} (a snapshot, updated by the poll thread at each turn)}
      */
     public int partitionsAtUnacknowledgedBound() {
         return partitionsAtBound;
@@ -1820,6 +1822,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
 
         /**
+         * Subscribes to these topics.
+         *
          * @param topics the topics to subscribe to (group management); required, not empty
          * @return this
          */
@@ -1909,6 +1913,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
 
         /**
+         * Sets the capacity of the receiver's mailbox.
+         *
          * @param capacity of the mailbox between the poll thread and the consumer, {@code 1 .. 2^30}, rounded up
          *        to a power of two; default {@value KafkaMailboxReceiver#DEFAULT_CAPACITY}
          * @return this
@@ -1919,6 +1925,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
 
         /**
+         * Sets the commit interval.
+         *
          * @param commitInterval how often the poll thread commits what is acknowledged, {@code > 0}; default 1 s
          * @return this
          */
@@ -1928,6 +1936,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
 
         /**
+         * Sets the poll timeout.
+         *
          * @param pollTimeout the timeout of a poll, and the longest gap between liveness polls while paused,
          *        {@code > 0}; default 100 ms
          * @return this
@@ -1938,6 +1948,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
 
         /**
+         * Sets how long a rebalance waits for the acknowledgements of revoked partitions.
+         *
          * @param revocationTimeout the longest wait, inside a rebalance, for the delivered records of revoked
          *        partitions to be acknowledged before their offsets are committed, {@code >= 0}; default 1 s. It
          *        delays the rebalance for the whole group: keep it well below {@code max.poll.interval.ms}.
@@ -2008,6 +2020,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
 
         /**
+         * Sets the factory of the poll thread.
+         *
          * @param factory makes the poll thread (once, by {@link #build()}); default: a daemon thread named
          *        {@code kafka-mailbox-poll-<topics>}
          * @return this
@@ -2018,7 +2032,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
 
         /**
-         * @return a receiver, not started
+         * {@return a receiver, not started}
          * @throws IllegalStateException if none, or more than one, of topics, a topic pattern and an assignment
          *         were given
          * @throws org.apache.kafka.common.KafkaException if the consumer configuration is invalid

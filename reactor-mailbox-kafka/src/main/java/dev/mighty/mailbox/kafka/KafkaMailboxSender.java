@@ -129,6 +129,8 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
     }
 
     /**
+     * Creates a builder of senders.
+     *
      * @param <K> the key type
      * @param <V> the value type
      * @param producerConfig the {@code KafkaProducer} configuration: {@code bootstrap.servers} and the key and
@@ -141,6 +143,8 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
     }
 
     /**
+     * Sends records and publishes their results.
+     *
      * @param records the records to send; subscribed once per subscription to the returned publisher
      * @return a cold publisher: each subscription sends {@code records} and publishes their results in order of
      *         completion (failures as the builder's {@link Builder#stopOnError} says)
@@ -191,7 +195,7 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         };
     }
 
-    /** @return the producer, for what this class does not cover (metrics, partitionsFor); do not close it */
+    /** {@return the producer, for what this class does not cover (metrics, partitionsFor); do not close it} */
     public KafkaProducer<K, V> producer() {
         return producer;
     }
@@ -245,6 +249,8 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         }
 
         /**
+         * Pairs a record with its correlation value.
+         *
          * @param <K> the key type
          * @param <V> the value type
          * @param <T> the correlation value's type
@@ -257,12 +263,12 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
             return new CorrelatedRecord<>(Objects.requireNonNull(record, "record"), correlation);
         }
 
-        /** @return the record to send */
+        /** {@return the record to send} */
         public ProducerRecord<K, V> record() {
             return record;
         }
 
-        /** @return the correlation value, as given (may be null) */
+        /** {@return the correlation value, as given (may be null)} */
         public T correlation() {
             return correlation;
         }
@@ -291,22 +297,22 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
             this.exception = exception;
         }
 
-        /** @return the record as it was sent */
+        /** {@return the record as it was sent} */
         public final ProducerRecord<K, V> record() {
             return record;
         }
 
-        /** @return the broker's acknowledgement (partition, offset), or null if the send failed */
+        /** {@return the broker's acknowledgement (partition, offset), or null if the send failed} */
         public final RecordMetadata metadata() {
             return metadata;
         }
 
-        /** @return what failed the send, or null if it succeeded */
+        /** {@return what failed the send, or null if it succeeded} */
         public final Exception exception() {
             return exception;
         }
 
-        /** @return whether the broker acknowledged the record */
+        /** {@return whether the broker acknowledged the record} */
         public final boolean isSuccess() {
             return exception == null;
         }
@@ -337,7 +343,7 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
             this.correlation = correlation;
         }
 
-        /** @return the correlation value of the record, as given to {@link CorrelatedRecord#of} (may be null) */
+        /** {@return the correlation value of the record, as given to {@link CorrelatedRecord#of} (may be null)} */
         public T correlation() {
             return correlation;
         }
@@ -639,6 +645,8 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         }
 
         /**
+         * Sets how many records a subscription may have in flight.
+         *
          * @param maxInFlight the most records sent and not yet taken as results, per subscription, {@code 1 ..
          *        2^30}, rounded up to a power of two; default {@value KafkaMailboxSender#DEFAULT_MAX_IN_FLIGHT}
          * @return this
@@ -675,6 +683,8 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         }
 
         /**
+         * Sets the executor that delivers the results.
+         *
          * @param executor runs the delivery of results to the downstream, and so the upstream's {@code onNext} and
          *        {@code KafkaProducer.send} after the first requests (see {@link MailboxPublisher}); must not run
          *        tasks on the submitting thread (it may be Kafka's I/O thread). Default: a daemon thread per
@@ -687,7 +697,7 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         }
 
         /**
-         * @return a sender with its {@code KafkaProducer}
+         * {@return a sender with its {@code KafkaProducer}}
          * @throws org.apache.kafka.common.KafkaException if the producer configuration is invalid
          */
         public KafkaMailboxSender<K, V> build() {

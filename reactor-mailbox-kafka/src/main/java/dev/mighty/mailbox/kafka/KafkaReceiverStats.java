@@ -62,7 +62,7 @@ public record KafkaReceiverStats(
         long failedCommitNanos,
         long lastCommitNanos) {
 
-    /** @return {@link #oldestUnacknowledgedNanos} as a {@code Duration} */
+    /** {@return {@link #oldestUnacknowledgedNanos} as a {@code Duration}} */
     public Duration oldestUnacknowledgedAge() {
         return Duration.ofNanos(oldestUnacknowledgedNanos);
     }

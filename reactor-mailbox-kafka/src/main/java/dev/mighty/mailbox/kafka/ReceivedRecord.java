@@ -51,37 +51,37 @@ public final class ReceivedRecord<K, V> {
         this.index = index;
     }
 
-    /** @return the record as the {@code KafkaConsumer} returned it */
+    /** {@return the record as the {@code KafkaConsumer} returned it} */
     public ConsumerRecord<K, V> record() {
         return record;
     }
 
-    /** @return {@code record().key()} */
+    /** {@return {@code record().key()}} */
     public K key() {
         return record.key();
     }
 
-    /** @return {@code record().value()} */
+    /** {@return {@code record().value()}} */
     public V value() {
         return record.value();
     }
 
-    /** @return {@code record().topic()} */
+    /** {@return {@code record().topic()}} */
     public String topic() {
         return record.topic();
     }
 
-    /** @return {@code record().partition()} */
+    /** {@return {@code record().partition()}} */
     public int partition() {
         return record.partition();
     }
 
-    /** @return {@code record().offset()} */
+    /** {@return {@code record().offset()}} */
     public long offset() {
         return record.offset();
     }
 
-    /** @return {@code record().headers()} */
+    /** {@return {@code record().headers()}} */
     public Headers headers() {
         return record.headers();
     }
@@ -126,18 +126,18 @@ public final class ReceivedRecord<K, V> {
     }
 
     /**
-     * @return {@code true} once the assignment that delivered this record has ended (partition revoked or lost,
-     *         or the receiver closed): acknowledging it has no effect, and the record is (or will be) delivered
-     *         to the partition's next owner
+     * {@return {@code true} once the assignment that delivered this record has ended (partition revoked or lost,
+     *          or the receiver closed): acknowledging it has no effect, and the record is (or will be) delivered
+     *          to the partition's next owner}
      */
     public boolean isRevoked() {
         return owner.isRevoked();
     }
 
     /**
-     * @return the assignment epoch of this record: it grows with every assignment of a partition to this receiver
-     *         (and when the partition's position moves backwards within one), so two records of one partition with
-     *         different epochs came from different assignments
+     * {@return the assignment epoch of this record: it grows with every assignment of a partition to this receiver
+     *          (and when the partition's position moves backwards within one), so two records of one partition with
+     *          different epochs came from different assignments}
      */
     public long assignmentEpoch() {
         return owner.epoch;

@@ -111,6 +111,8 @@ public final class MailboxMetrics implements MeterBinder {
     }
 
     /**
+     * Creates the binder for a mailbox, with a meter name prefix and extra tags.
+     *
      * @param mailbox the mailbox to measure, held weakly
      * @param prefix  the first part of every meter name, e.g. {@value #DEFAULT_PREFIX} (the default) or
      *                {@code "billing.mailbox"}

@@ -231,7 +231,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
         new MailboxFluxSubscription<>(ring, actual, batchSize, waitPolicy).start();
     }
 
-    /** @return the batch size given to {@link #from(Mailbox, int)} */
+    /** {@return the batch size given to {@link #from(Mailbox, int)}} */
     public int batchSize() {
         return batchSize;
     }

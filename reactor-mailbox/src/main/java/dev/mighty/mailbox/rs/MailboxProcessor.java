@@ -48,6 +48,8 @@ public final class MailboxProcessor<T> implements Processor<T, T> {
     private final MailboxPublisher<T> publisher;
 
     /**
+     * Creates a processor without an executor, with the default batch size.
+     *
      * @param mailbox the buffer between upstream and downstream
      * @throws NullPointerException if {@code mailbox} is null
      */
@@ -56,6 +58,8 @@ public final class MailboxProcessor<T> implements Processor<T, T> {
     }
 
     /**
+     * Creates a processor without an executor.
+     *
      * @param mailbox the buffer between upstream and downstream
      * @param batchSize the largest number of messages taken per downstream batch, {@code >= 1}
      * @throws NullPointerException if {@code mailbox} is null
@@ -67,6 +71,8 @@ public final class MailboxProcessor<T> implements Processor<T, T> {
     }
 
     /**
+     * Creates a processor that drains on an executor.
+     *
      * @param mailbox the buffer between upstream and downstream
      * @param batchSize the largest number of messages taken per downstream batch, {@code >= 1}
      * @param executor runs the downstream drains (every downstream {@code onNext})
@@ -78,6 +84,8 @@ public final class MailboxProcessor<T> implements Processor<T, T> {
     }
 
     /**
+     * Creates a processor that drains on an executor with a wait policy.
+     *
      * @param mailbox the buffer between upstream and downstream
      * @param batchSize the largest number of messages taken per downstream batch, {@code >= 1}
      * @param executor runs the downstream drains (every downstream {@code onNext})

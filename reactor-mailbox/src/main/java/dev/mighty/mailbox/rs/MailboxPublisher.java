@@ -196,12 +196,15 @@ public final class MailboxPublisher<T> implements Publisher<T> {
         new MailboxSubscription<>(ring, subscriber, batchSize, executor, waitPolicy, closeOnCancel).start();
     }
 
-    /** @return the largest number of messages taken per batch */
+    /** {@return the largest number of messages taken per batch} */
     public int batchSize() {
         return batchSize;
     }
 
-    /** @return how a drain waits on an empty mailbox before it registers ({@link WaitPolicy#park()} without executor) */
+    /**
+     * {@return how a drain waits on an empty mailbox before it registers ({@link WaitPolicy#park()} without
+     *          executor)}
+     */
     public WaitPolicy waitPolicy() {
         return waitPolicy;
     }

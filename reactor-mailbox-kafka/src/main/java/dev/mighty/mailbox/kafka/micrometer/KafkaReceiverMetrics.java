@@ -116,6 +116,8 @@ public final class KafkaReceiverMetrics implements MeterBinder {
     }
 
     /**
+     * Creates the binder for a receiver, with a meter name prefix and extra tags.
+     *
      * @param receiver the receiver to measure, held weakly
      * @param prefix   the first part of every meter name, e.g. {@value #DEFAULT_PREFIX} (the default) or
      *                 {@code "billing.orders"}
