@@ -27,6 +27,8 @@ import dev.mighty.mailbox.WaitPolicy;
 import dev.mighty.mailbox.bench.DrainTarget;
 import dev.mighty.mailbox.bench.DrivenExecutor;
 import dev.mighty.mailbox.bench.FrameRuns;
+import dev.mighty.mailbox.bench.Placement;
+import dev.mighty.mailbox.bench.ThreadCpu;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import dev.mighty.mailbox.rs.MailboxProcessor;
 import dev.mighty.mailbox.rs.MailboxPublisher;
@@ -99,8 +101,25 @@ final class Workloads {
      * @param batch    the most messages one batched receive takes
      * @param messages messages per iteration; {@code payload[i]} is message i
      * @param consumer runs on the consumer thread: the executor of the rows that hop threads
+     * @param threads  the row's own threads (executors, schedulers, emitters) join this registry, through its
+     *                 thread factories, so that the row's CPU time counts them and {@code --pin} places them
      */
-    record Setup(int capacity, int batch, int messages, Integer[] payload, DrivenExecutor consumer) {
+    record Setup(int capacity, int batch, int messages, Integer[] payload, DrivenExecutor consumer,
+            ThreadCpu threads) {
+        /** Unpinned, with a registry of its own (tests, and rows built outside the CLI's loop). */
+        Setup(int capacity, int batch, int messages, Integer[] payload, DrivenExecutor consumer) {
+            this(capacity, batch, messages, payload, consumer, new ThreadCpu(Placement.unpinned()));
+        }
+
+        /** @return this setup, for one row whose threads join {@code threads} */
+        Setup with(ThreadCpu threads) {
+            return new Setup(capacity, batch, messages, payload, consumer, threads);
+        }
+
+        /** @return a factory of the row's receiving thread (slot {@link Placement#CONSUMER}), named {@code name} */
+        ThreadFactory receiver(String name) {
+            return threads.factory(name, Placement.CONSUMER);
+        }
     }
 
     /**
@@ -857,10 +876,11 @@ final class Workloads {
 
     /** {@code MailboxPublisher(mailbox, 256, Executors.newSingleThreadExecutor())}: its default wait policy. */
     static final class PublisherExecutorRow extends HandOffRow {
-        private final ExecutorService executor = Executors.newSingleThreadExecutor(daemon(PUBLISHER_EXECUTOR));
+        private final ExecutorService executor;
 
         PublisherExecutorRow(Setup s) {
             super(PUBLISHER_EXECUTOR, s);
+            this.executor = Executors.newSingleThreadExecutor(s.receiver(PUBLISHER_EXECUTOR));
         }
 
         @Override
@@ -894,7 +914,7 @@ final class Workloads {
 
         FluxSingleRow(String name, WaitPolicy waitPolicy, Setup s) {
             super(name, s);
-            this.scheduler = Schedulers.newSingle(name, true);
+            this.scheduler = Schedulers.newSingle(s.receiver(name));
             this.waitPolicy = waitPolicy;
         }
 
@@ -961,12 +981,13 @@ final class Workloads {
 
     /** Upstream {@code -> MailboxProcessor(mailbox, 256, executor) ->} a subscriber on that executor. */
     static final class ProcessorRow extends HandOffRow {
-        private final ExecutorService executor = Executors.newSingleThreadExecutor(daemon(PROCESSOR));
+        private final ExecutorService executor;
         private final DemandUpstream upstream;
         private final MailboxProcessor<Integer> processor;
 
         ProcessorRow(Setup s) {
             super(PROCESSOR, s);
+            this.executor = Executors.newSingleThreadExecutor(s.receiver(PROCESSOR));
             this.upstream = new DemandUpstream(s.payload());
             this.processor = new MailboxProcessor<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, executor);
         }
@@ -987,14 +1008,6 @@ final class Workloads {
             processor.onComplete();
             executor.shutdown();
         }
-    }
-
-    static ThreadFactory daemon(String name) {
-        return r -> {
-            final Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        };
     }
 
     // ------------------------------------------------------------------ comparators
@@ -1160,16 +1173,22 @@ final class Workloads {
         default Thread deliveringThread() {
             return check().deliverer();
         }
+
+        @Override
+        default boolean receivesOnHarnessConsumer() {
+            return false; // it waits for the delivering thread
+        }
     }
 
     /** Reactor's unicast sink over a bounded queue into {@code publishOn(Schedulers.newSingle(..))}. */
     static final class ReactorSinkSingle implements HandOffWorkload {
         private final Sinks.Many<Integer> sink;
-        private final Scheduler scheduler = Schedulers.newSingle(REACTOR_SINK_SINGLE, true);
+        private final Scheduler scheduler;
         private final Integer[] payload;
         private final HandOffCheck check = new HandOffCheck(REACTOR_SINK_SINGLE);
 
         ReactorSinkSingle(Setup s) {
+            this.scheduler = Schedulers.newSingle(s.receiver(REACTOR_SINK_SINGLE));
             this.sink = Sinks.many().unicast().onBackpressureBuffer(Queues.<Integer>get(s.capacity()).get());
             this.payload = s.payload();
         }
