@@ -4,6 +4,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 import dev.mighty.mailbox.reactor.MailboxSinks;
 import reactor.core.CoreSubscriber;
@@ -16,8 +17,8 @@ import reactor.core.scheduler.Schedulers;
 import reactor.util.concurrent.Queues;
 
 /**
- * The workload of issue 19, shared by the CLI rows and the JMH benchmark: {@value #EMITTERS} threads emitting at
- * once into one Reactor sink, delivered through {@code publishOn(Schedulers.newSingle(..))}. In an iteration of
+ * The many-producer workload, shared by the CLI rows, the CLI's continuous-stream section and the JMH benchmark:
+ * {@value #EMITTERS} threads emitting at once into one Reactor sink, delivered through {@code publishOn(Schedulers.newSingle(..))}. In an iteration of
  * {@code n} messages, emitter e sends {@code payload[e], payload[e + 4], ...} in order: the calling thread is
  * emitter 0, three helper threads are the others. A subscriber can check each emitter's order with
  * {@code value % 4} (emitter) and the step of 4.
@@ -38,6 +39,15 @@ import reactor.util.concurrent.Queues;
  * {@link #open} and {@link #close}: once each, any one thread. {@link #emit(int)}: one thread at a time (it is
  * emitter 0). Helpers wait for the iteration's generation to change (spin, yield, then park; {@code emit} unparks
  * them), emit their share and count {@code running} down; {@code emit} returns once all four shares are emitted.
+ *
+ * <p>The continuous stream ({@link #subscribe} then {@link #emitStream}, one thread per emitter) has no iteration
+ * and no barrier: each emitter cycles through its share until told to stop, so a measured window times the sink,
+ * not a start barrier. There {@link Kind#FLUX_CREATE}'s emitters wait while {@code requestedFromDownstream()} is 0,
+ * as a user who must not buffer without bound would (an unbounded buffer under a stream that outruns its consumer
+ * grows until the heap is gone).
+ *
+ * <p>The scheduler's worker and the helper emitters come from a {@link ThreadCpu} registry's factories: they join
+ * it (so a harness can sum their CPU time) and take their {@link Placement} slots when they start.
  */
 public abstract class FourEmitters {
     /** Threads emitting at once. */
@@ -66,11 +76,14 @@ public abstract class FourEmitters {
     private final AtomicInteger running = new AtomicInteger();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
-    FourEmitters(String name, Integer[] payload, DrivenExecutor.Idle idle) {
+    private final ThreadCpu threads;
+
+    FourEmitters(String name, Integer[] payload, DrivenExecutor.Idle idle, ThreadCpu threads) {
         this.name = name;
         this.payload = payload;
         this.idle = idle;
-        this.scheduler = Schedulers.newSingle(name, true);
+        this.threads = threads;
+        this.scheduler = Schedulers.newSingle(threads.factory(name, Placement.CONSUMER));
     }
 
     /**
@@ -83,13 +96,25 @@ public abstract class FourEmitters {
      */
     public static FourEmitters create(Kind kind, String name, int capacity, Integer[] payload,
             DrivenExecutor.Idle idle) {
+        return create(kind, name, capacity, payload, idle, new ThreadCpu(Placement.unpinned()));
+    }
+
+    /**
+     * As {@link #create(Kind, String, int, Integer[], DrivenExecutor.Idle)}, with the worker and the helper emitters
+     * made by {@code threads}' factories.
+     *
+     * @param threads the registry (and placement) of this workload's own threads
+     * @return the workload, not yet open
+     */
+    public static FourEmitters create(Kind kind, String name, int capacity, Integer[] payload,
+            DrivenExecutor.Idle idle, ThreadCpu threads) {
         switch (kind) {
             case MAILBOX_SINKS:
-                return new MailboxSinksEmitters(name, capacity, payload, idle);
+                return new MailboxSinksEmitters(name, capacity, payload, idle, threads);
             case REACTOR_SINK:
-                return new ReactorSinkEmitters(name, capacity, payload, idle);
+                return new ReactorSinkEmitters(name, capacity, payload, idle, threads);
             case FLUX_CREATE:
-                return new FluxCreateEmitters(name, payload, idle);
+                return new FluxCreateEmitters(name, payload, idle, threads);
             default:
                 throw new IllegalArgumentException("kind: " + kind);
         }
@@ -104,6 +129,11 @@ public abstract class FourEmitters {
     /** Ends the stream, once. */
     abstract void complete();
 
+    /** Emits {@code value} in the continuous stream: {@link #emitOne}, unless the kind bounds itself there. */
+    void emitStreamed(int emitter, Integer value) throws InterruptedException {
+        emitOne(emitter, value);
+    }
+
     /**
      * Subscribes {@code subscriber} behind {@code publishOn} on this workload's single scheduler, then starts the
      * helper emitters.
@@ -111,13 +141,40 @@ public abstract class FourEmitters {
      * @param subscriber receives every message, on the scheduler's thread
      */
     public void open(CoreSubscriber<Integer> subscriber) {
-        flux().publishOn(scheduler).subscribe(subscriber);
+        subscribe(subscriber);
         for (int h = 0; h < helpers.length; h++) {
             final int emitter = h + 1;
-            final Thread t = new Thread(() -> helperLoop(emitter), name + "-emitter-" + emitter);
-            t.setDaemon(true);
+            final Thread t = threads.factory(name + "-emitter-" + emitter, Placement.emitter(emitter))
+                    .newThread(() -> helperLoop(emitter));
             helpers[h] = t;
             t.start();
+        }
+    }
+
+    /**
+     * Subscribes {@code subscriber} behind {@code publishOn} on this workload's single scheduler, without the
+     * helpers of {@link #emit}: the continuous stream's start ({@link #emitStream}).
+     */
+    public void subscribe(CoreSubscriber<Integer> subscriber) {
+        flux().publishOn(scheduler).subscribe(subscriber);
+    }
+
+    /**
+     * The continuous stream, as emitter {@code emitter} (one thread each, after {@link #subscribe}): emits
+     * {@code payload[emitter], payload[emitter + 4], ...} below {@code n}, then starts again at
+     * {@code payload[emitter]}, until {@code running} answers false (asked every 64 messages).
+     *
+     * @throws InterruptedException if a wait on a full sink is aborted
+     */
+    public void emitStream(int emitter, int n, BooleanSupplier running) throws InterruptedException {
+        final Integer[] payload = this.payload;
+        int i = emitter;
+        for (int k = 0; (k & 63) != 0 || running.getAsBoolean(); k++) {
+            emitStreamed(emitter, payload[i]);
+            i += EMITTERS;
+            if (i >= n) {
+                i = emitter;
+            }
         }
     }
 
@@ -192,8 +249,9 @@ public abstract class FourEmitters {
     static final class MailboxSinksEmitters extends FourEmitters {
         private final Sinks.Many<Integer> sink;
 
-        MailboxSinksEmitters(String name, int capacity, Integer[] payload, DrivenExecutor.Idle idle) {
-            super(name, payload, idle);
+        MailboxSinksEmitters(String name, int capacity, Integer[] payload, DrivenExecutor.Idle idle,
+                ThreadCpu threads) {
+            super(name, payload, idle, threads);
             this.sink = MailboxSinks.many(capacity);
         }
 
@@ -227,8 +285,9 @@ public abstract class FourEmitters {
         private final Sinks.Many<Integer> sink;
         private final RetryingHandler[] handlers = new RetryingHandler[EMITTERS];
 
-        ReactorSinkEmitters(String name, int capacity, Integer[] payload, DrivenExecutor.Idle idle) {
-            super(name, payload, idle);
+        ReactorSinkEmitters(String name, int capacity, Integer[] payload, DrivenExecutor.Idle idle,
+                ThreadCpu threads) {
+            super(name, payload, idle, threads);
             this.sink = Sinks.many().unicast().onBackpressureBuffer(Queues.<Integer>get(capacity).get());
             for (int e = 0; e < EMITTERS; e++) {
                 handlers[e] = new RetryingHandler(idle);
@@ -282,8 +341,8 @@ public abstract class FourEmitters {
         private final Flux<Integer> flux;
         private volatile FluxSink<Integer> sink;
 
-        FluxCreateEmitters(String name, Integer[] payload, DrivenExecutor.Idle idle) {
-            super(name, payload, idle);
+        FluxCreateEmitters(String name, Integer[] payload, DrivenExecutor.Idle idle, ThreadCpu threads) {
+            super(name, payload, idle, threads);
             this.flux = Flux.create(emitter -> sink = emitter, FluxSink.OverflowStrategy.BUFFER);
         }
 
@@ -294,6 +353,16 @@ public abstract class FourEmitters {
 
         @Override
         void emitOne(int emitter, Integer value) {
+            sink.next(value);
+        }
+
+        /** Waits while the downstream has no demand, then {@code next}: the stream stays bounded. */
+        @Override
+        void emitStreamed(int emitter, Integer value) throws InterruptedException {
+            final FluxSink<Integer> sink = this.sink;
+            for (int spins = 0; sink.requestedFromDownstream() <= 0 && !sink.isCancelled(); ) {
+                spins = idle.idle(spins);
+            }
             sink.next(value);
         }
 

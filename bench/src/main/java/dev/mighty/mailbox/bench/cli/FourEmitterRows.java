@@ -3,7 +3,7 @@ package dev.mighty.mailbox.bench.cli;
 import dev.mighty.mailbox.bench.FourEmitters;
 
 /**
- * The rows of issue 19: {@link FourEmitters} (4 threads emitting at once into one sink, delivered through
+ * The many-producer rows: {@link FourEmitters} (4 threads emitting at once into one sink, delivered through
  * {@code publishOn(Schedulers.newSingle(..))}, {@code n} messages per iteration in total), one row per sink kind.
  * The subscriber checks that each emitter's messages all arrive, once and in order ({@link Workloads.HandOffCheck}
  * with {@value FourEmitters#EMITTERS} emitters); the harness's producer thread is emitter 0.
@@ -23,7 +23,8 @@ final class FourEmitterRows {
 
         Row(String name, FourEmitters.Kind kind, Workloads.Setup s) {
             this.check = new Workloads.HandOffCheck(name, FourEmitters.EMITTERS);
-            this.emitters = FourEmitters.create(kind, name, s.capacity(), s.payload(), Workload::idle);
+            this.emitters = FourEmitters.create(kind, name, s.capacity(), s.payload(), Workload::idle,
+                    s.threads());
         }
 
         static Row sinks(Workloads.Setup s) {

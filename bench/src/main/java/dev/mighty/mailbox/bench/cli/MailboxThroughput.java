@@ -12,7 +12,10 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
 
+import dev.mighty.mailbox.bench.Affinity;
 import dev.mighty.mailbox.bench.DrivenExecutor;
+import dev.mighty.mailbox.bench.Placement;
+import dev.mighty.mailbox.bench.ThreadCpu;
 import dev.mighty.mailbox.bench.soak.SoakRunner;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -109,12 +112,40 @@ public final class MailboxThroughput implements Callable<Integer> {
             + Crowds.QUICK_ITERATIONS + ").")
     Integer crowdIterations;
 
+    @Option(names = "--pin", description = "Pin each row's threads to distinct CPUs (Linux sched_setaffinity): the "
+            + "producer on the first allowed CPU, the receiving thread (the harness consumer, or the row's executor or "
+            + "scheduler worker) on the second, further emitters on the next ones, round-robin when there are fewer "
+            + "CPUs than threads. Falls back to unpinned, and says why, where pinning is unavailable. The latency "
+            + "and crowd sections run unpinned.")
+    boolean pin;
+
+    @Option(names = "--stream", description = "After the other rows, run the continuous-stream section: the "
+            + "4-emitter sinks (MailboxSinks, Reactor's unicast sink, Flux.create) with four emitter threads that "
+            + "keep emitting through timed windows, reporting msgs/s and CPU ns per message (not in the default "
+            + "run: about " + (Streams.DEFAULT_WARMUP_WINDOWS + Streams.DEFAULT_WINDOWS) * 3 + " s). --only "
+            + "selects among them too.")
+    boolean stream;
+
+    @Option(names = "--stream-window-ms", paramLabel = "MS", description = "Length of one stream window "
+            + "(default: " + Streams.DEFAULT_WINDOW_MS + ").")
+    long streamWindowMs = Streams.DEFAULT_WINDOW_MS;
+
+    @Option(names = "--stream-windows", paramLabel = "N", description = "Measured stream windows per row "
+            + "(default: " + Streams.DEFAULT_WINDOWS + ").")
+    int streamWindows = Streams.DEFAULT_WINDOWS;
+
+    @Option(names = "--stream-warmup-windows", paramLabel = "N", description = "Warm-up stream windows per row "
+            + "(default: " + Streams.DEFAULT_WARMUP_WINDOWS + ").")
+    int streamWarmupWindows = Streams.DEFAULT_WARMUP_WINDOWS;
+
     @Option(names = "--list", description = "List the implementations and exit.")
     boolean list;
 
     @Spec
     CommandSpec spec;
 
+    /** The last stream section's results as JSON, for results.json. */
+    private String streamsJson;
     private PrintStream stdout = System.out;
     private PrintStream stderr = System.err;
     private String[] args = new String[0];
@@ -166,6 +197,14 @@ public final class MailboxThroughput implements Callable<Integer> {
         }
         final List<Crowds.Row> crowdRows = crowds ? Crowds.select(n -> only == null || only.matcher(n).find())
                 : List.of();
+        final List<Streams.Row> streamRows = stream ? Streams.select(n -> only == null || only.matcher(n).find())
+                : List.of();
+        if (stream) {
+            checkPositive("stream-windows", streamWindows, 1);
+            checkPositive("stream-warmup-windows", streamWarmupWindows, 0);
+            checkPositive("stream-window-ms", (int) Math.min(Integer.MAX_VALUE, streamWindowMs), 1);
+            checkPositive("msgs", msgs, 4); // each of the four emitters cycles through its own share
+        }
         final int crowdIterations = this.crowdIterations != null ? this.crowdIterations : quick
                 ? Crowds.QUICK_ITERATIONS : Crowds.DEFAULT_ITERATIONS;
         checkPositive("crowd-iterations", crowdIterations, 1);
@@ -179,6 +218,21 @@ public final class MailboxThroughput implements Callable<Integer> {
             for (Crowds.Row r : Crowds.all()) {
                 stdout.printf(Locale.ROOT, "%-42s %s (--crowds)%n", r.name(), r.description());
             }
+            for (Streams.Row r : Streams.all()) {
+                stdout.printf(Locale.ROOT, "%-42s %s (--stream)%n", r.name(), r.description());
+            }
+            return 0;
+        }
+        final Placement placement = placement();
+        if (entries.isEmpty() && crowdRows.isEmpty() && !streamRows.isEmpty()) {
+            stdout.print(Report.header(new Report.Header(command(), jvm(), Runtime.getRuntime().availableProcessors(),
+                    System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
+                            + System.getProperty("os.arch"), "stream rows only (--only matches no other row)", msgs,
+                    capacity, batch, 0, streamWindows)));
+            stdout.println(placementLine(placement));
+            stdout.println();
+            stdout.print(runStreams(streamRows, placement));
+            stdout.flush();
             return 0;
         }
         if (entries.isEmpty() && !crowdRows.isEmpty()) {
@@ -194,7 +248,8 @@ public final class MailboxThroughput implements Callable<Integer> {
         if (entries.isEmpty()) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--only: " + only
                     + " matches no implementation (see --list" + (actors ? "" : "; the Pekko rows need --actors")
-                    + (crowds ? "" : "; the crowd rows need --crowds") + ")");
+                    + (crowds ? "" : "; the crowd rows need --crowds")
+                    + (stream ? "" : "; the stream rows need --stream") + ")");
         }
 
         final Report.Header header = new Report.Header(command(), jvm(), Runtime.getRuntime().availableProcessors(),
@@ -207,6 +262,7 @@ public final class MailboxThroughput implements Callable<Integer> {
                                 + ", one after the other, with the same settings"),
                 msgs, capacity, batch, warmup, iterations);
         stdout.print(Report.header(header));
+        stdout.println(placementLine(placement));
         stdout.flush();
 
         final Integer[] payload = new Integer[msgs];
@@ -217,19 +273,22 @@ public final class MailboxThroughput implements Callable<Integer> {
         final Workloads.Setup setup = new Workloads.Setup(capacity, batch, msgs, payload, consumerExecutor);
         final List<Workload> workloads = new ArrayList<>();
         final List<Measurement> measurements = new ArrayList<>();
+        final List<ThreadCpu> rowThreads = new ArrayList<>();
         final long started = System.nanoTime();
         double pingStart;
         double pingEnd;
         final long gcCount0;
         final long gcMillis0;
-        try (TwoThreadHarness harness = new TwoThreadHarness()) {
+        try (TwoThreadHarness harness = new TwoThreadHarness(placement)) {
             final Allocation allocation = Allocation.of(harness);
             pingStart = pingPong(harness);
             stdout.printf(Locale.ROOT, "Ping-pong: %.0f ns per cache-line round trip between the two threads%n%n",
                     pingStart);
             stdout.flush();
             for (Workloads.Entry e : entries) {
-                final Workload w = e.factory().apply(setup);
+                final ThreadCpu threads = new ThreadCpu(placement);
+                final Workload w = e.factory().apply(setup.with(threads));
+                rowThreads.add(threads);
                 harness.open(w);
                 workloads.add(w);
                 measurements.add(new Measurement(e, msgs));
@@ -240,9 +299,25 @@ public final class MailboxThroughput implements Callable<Integer> {
                 gcMillis0 = gcMillis();
                 final long[] wakeups0 = new long[workloads.size()];
                 final long[] cpu0 = new long[workloads.size()];
+                final long[] rowCpu0 = new long[workloads.size()];
                 for (int i = 0; i < workloads.size(); i++) {
                     wakeups0[i] = workloads.get(i).wakeups();
                     cpu0[i] = delivererCpu(harness, workloads.get(i));
+                    // a delivering thread the row did not make (Pekko's dispatcher) counts as the row's own
+                    final Thread deliverer = workloads.get(i).deliveringThread();
+                    if (deliverer != null && deliverer != Thread.currentThread()
+                            && deliverer != harness.consumerThread()) {
+                        rowThreads.get(i).add(deliverer);
+                    }
+                    final String prefix = workloads.get(i).foreignThreadPrefix();
+                    if (prefix != null) {
+                        for (Thread t : Thread.getAllStackTraces().keySet()) {
+                            if (t.getName().startsWith(prefix)) {
+                                rowThreads.get(i).add(t);
+                            }
+                        }
+                    }
+                    rowCpu0[i] = rowThreads.get(i).cpuNanos();
                 }
                 rounds(harness, workloads, measurements, iterations, "measure", started, allocation);
                 for (int i = 0; i < workloads.size(); i++) {
@@ -253,6 +328,10 @@ public final class MailboxThroughput implements Callable<Integer> {
                     final long cpu = delivererCpu(harness, w);
                     m.delivererCpuNanos = cpu < 0 || cpu0[i] < 0 ? -1L : cpu - cpu0[i];
                     m.deliveredOnProducer = w.deliveringThread() == Thread.currentThread();
+                    final long rowCpu = rowThreads.get(i).cpuNanos();
+                    m.rowThreadsCpuNanos = rowCpu < 0 || rowCpu0[i] < 0 ? -1L : rowCpu - rowCpu0[i];
+                    m.rowThreads = rowThreads.get(i).threads().size();
+                    m.harnessConsumerCounted = w.receivesOnHarnessConsumer();
                 }
             } finally {
                 for (int i = 0; i < workloads.size(); i++) {
@@ -261,6 +340,10 @@ public final class MailboxThroughput implements Callable<Integer> {
                 }
             }
             pingEnd = pingPong(harness);
+        } finally {
+            if (placement.pinned()) {
+                Placement.unpinned().place(Placement.PRODUCER); // what runs next starts from this thread's mask
+            }
         }
         if (nativeDir != null) {
             runNative(measurements, warmup, iterations);
@@ -282,14 +365,62 @@ public final class MailboxThroughput implements Callable<Integer> {
         }
         final Report report = new Report(header, measurements, pingStart, pingEnd, gc);
         report.latency = latency;
+        report.placement = placementLine(placement) + (placement.failure() == null ? ""
+                : " Pinning failed for some threads (they ran unpinned): " + placement.failure());
         if (!crowdRows.isEmpty()) {
             report.crowds = runCrowds(crowdRows, crowdIterations);
+        }
+        if (!streamRows.isEmpty()) {
+            report.streams = runStreams(streamRows, placement);
+            report.streamsJson = streamsJson;
         }
         stdout.print(report.console());
         final List<Path> files = report.write(out);
         stdout.println("Wrote " + files.stream().map(Path::toString).reduce((a, b) -> a + ", " + b).orElse(""));
         stdout.flush();
         return 0;
+    }
+
+    /** The placement {@code --pin} asks for, or unpinned (saying why on stdout when pinning is unavailable). */
+    private Placement placement() {
+        if (!pin) {
+            return Placement.unpinned();
+        }
+        final String why = Affinity.unavailable();
+        if (why != null) {
+            stdout.println("pinning unavailable: " + why + "; running unpinned");
+            return Placement.unpinned();
+        }
+        return Placement.pinned(Affinity.allowedCpus());
+    }
+
+    private static String placementLine(Placement p) {
+        if (!p.pinned()) {
+            return "Placement: unpinned (the OS scheduler places the threads; --pin pins them)";
+        }
+        final int cpus = Affinity.allowedCpus().length;
+        return String.format(Locale.ROOT, "Placement: pinned (--pin) over the %d allowed CPUs %s: producer on CPU %d, "
+                        + "receiver (harness consumer, or the row's executor / scheduler worker) on CPU %d, further "
+                        + "emitters on CPUs %d, %d, %d%s. Latency and crowd sections run unpinned.", cpus,
+                java.util.Arrays.toString(Affinity.allowedCpus()), p.cpuOf(Placement.PRODUCER),
+                p.cpuOf(Placement.CONSUMER), p.cpuOf(Placement.emitter(1)), p.cpuOf(Placement.emitter(2)),
+                p.cpuOf(Placement.emitter(3)), cpus < 5 ? " (fewer CPUs than the 4-emitter rows' 5 threads: "
+                        + "round-robin, so some threads share a CPU)" : "");
+    }
+
+    /** Runs the stream rows ({@code --stream}) and returns their section. */
+    private String runStreams(List<Streams.Row> rows, Placement placement) throws InterruptedException {
+        final Integer[] payload = new Integer[msgs];
+        for (int i = 0; i < msgs; i++) {
+            payload[i] = i;
+        }
+        final long window = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(streamWindowMs);
+        final List<Streams.Result> results = Streams.run(rows, capacity, payload, window, streamWarmupWindows,
+                streamWindows, placement, stderr);
+        streamsJson = Streams.json(results);
+        final String failure = placement.failure();
+        return Streams.table(results, window, streamWarmupWindows, streamWindows)
+                + (failure == null ? "" : "pinning failed for some threads (they ran unpinned): " + failure + "\n");
     }
 
     /** Runs the crowd rows ({@code --crowds}) and returns their section. */
@@ -318,7 +449,7 @@ public final class MailboxThroughput implements Callable<Integer> {
                 final Measurement m = new Measurement(new Workloads.Entry(row.name(), row.description(), false,
                         null), msgs);
                 for (long nanos : row.nanos()) {
-                    m.record(nanos, -1L, -1L);
+                    m.record(nanos, -1L, -1L, -1L);
                 }
                 m.outOfProcess = row.toolchain() + "; " + row.library();
                 measurements.add(m);
@@ -339,7 +470,8 @@ public final class MailboxThroughput implements Callable<Integer> {
                     final long before = allocation.total();
                     final long nanos = harness.iterate(w, msgs);
                     final long after = allocation.total();
-                    into.get(i).record(nanos, before < 0 ? -1 : after - before, harness.lastConsumerCpuNanos());
+                    into.get(i).record(nanos, before < 0 ? -1 : after - before, harness.lastConsumerCpuNanos(),
+                            harness.lastProducerCpuNanos());
                 }
             }
             if ((r + 1) % step == 0 || r + 1 == count) {

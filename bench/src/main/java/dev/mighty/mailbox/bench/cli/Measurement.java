@@ -18,6 +18,17 @@ final class Measurement {
     long delivererCpuNanos = -1L;
     /** Whether onNext ran on the producer thread (trampoline): its CPU is in the producer, not counted. */
     boolean deliveredOnProducer;
+    /** CPU time of the harness producer thread in the measured iterations' {@code produce}; -1 when unknown. */
+    long producerCpuNanos = -1L;
+    /**
+     * CPU time of the row's own threads (executor, scheduler worker, helper emitters; for the Pekko rows the thread
+     * that delivered last) over the whole measured phase, their waits between iterations included; -1 if unknown.
+     */
+    long rowThreadsCpuNanos = -1L;
+    /** The row's own threads counted in {@link #rowThreadsCpuNanos}. */
+    int rowThreads;
+    /** Whether the harness consumer thread receives (its CPU is the row's) or only waits (it is the harness's). */
+    boolean harnessConsumerCounted = true;
     /** Wake-ups during the measured phase (mailbox rows), or -1. */
     long wakeups = -1L;
     /** Null for the JVM's rows; for an out-of-process comparator ({@code --native}), its toolchain and library. */
@@ -32,10 +43,13 @@ final class Measurement {
         return entry.name();
     }
 
-    void record(long nanos, long allocated, long consumerCpu) {
+    void record(long nanos, long allocated, long consumerCpu, long producerCpu) {
         histogram.recordValue(Math.max(1L, nanos));
         if (consumerCpu >= 0) {
             consumerCpuNanos = Math.max(0L, consumerCpuNanos) + consumerCpu;
+        }
+        if (producerCpu >= 0) {
+            producerCpuNanos = Math.max(0L, producerCpuNanos) + producerCpu;
         }
         if (allocated >= 0) {
             allocatedBytes = Math.max(0L, allocatedBytes) + allocated;
@@ -95,6 +109,26 @@ final class Measurement {
             return -1; // trampoline: onNext ran inside the producer's sends
         }
         return consumerCpuNanos / (double) n;
+    }
+
+    /**
+     * @return CPU nanoseconds per message of every thread that does the row's work: the harness producer in
+     *         {@code produce}, the harness consumer in {@code consume} when it receives (not when it only waits for
+     *         the row's own thread), and the row's own threads over the measured phase; -1 when the JVM cannot tell
+     *         or the row ran out of process
+     */
+    double cpuPerMessage() {
+        final long n = measuredMessages();
+        if (n == 0 || producerCpuNanos < 0 || (harnessConsumerCounted && consumerCpuNanos < 0)) {
+            return -1;
+        }
+        return (producerCpuNanos + (harnessConsumerCounted ? consumerCpuNanos : 0L)
+                + Math.max(0L, rowThreadsCpuNanos)) / (double) n;
+    }
+
+    /** @return threads counted in {@link #cpuPerMessage()}: the harness's that work for the row, and its own */
+    int cpuThreads() {
+        return 1 + (harnessConsumerCounted ? 1 : 0) + rowThreads;
     }
 
     /** @return mailbox wake-ups (parks and registrations, both sides) per 10 M messages, or -1 */

@@ -36,7 +36,11 @@ final class PekkoRow implements Workload {
     private int consumed;
     /** Producer thread only: when the current iteration's {@link #produce} started. */
 
-    private PekkoRow(PekkoInbox inbox, Workloads.Setup s) {
+    /** The actor system's name: its dispatcher threads' names start with it. */
+    private final String system;
+
+    private PekkoRow(String system, PekkoInbox inbox, Workloads.Setup s) {
+        this.system = system;
         this.inbox = inbox;
         this.payload = s.payload();
         this.messages = s.messages();
@@ -44,12 +48,13 @@ final class PekkoRow implements Workload {
 
     /** @return the factory of {@value #ACTOR}: a typed actor, default dispatcher, default (unbounded) mailbox */
     static Function<Workloads.Setup, Workload> actor() {
-        return s -> new PekkoRow(PekkoInbox.actor("pekko-actor-mailbox", s.messages()), s);
+        return s -> new PekkoRow("pekko-actor-mailbox", PekkoInbox.actor("pekko-actor-mailbox", s.messages()), s);
     }
 
     /** @return the factory of {@value #SOURCE_QUEUE}: {@code Source.queue(capacity)} into {@code Sink.foreach} */
     static Function<Workloads.Setup, Workload> sourceQueue() {
-        return s -> new PekkoRow(PekkoInbox.sourceQueue("pekko-source-queue", s.capacity(), s.messages()), s);
+        return s -> new PekkoRow("pekko-source-queue", PekkoInbox.sourceQueue("pekko-source-queue", s.capacity(),
+                s.messages()), s);
     }
 
     @Override
@@ -90,6 +95,16 @@ final class PekkoRow implements Workload {
         if (n != messages) {
             throw new IllegalArgumentException("n: " + n + " (expected: " + messages + ", the batch the check expects)");
         }
+    }
+
+    @Override
+    public String foreignThreadPrefix() {
+        return system + "-";
+    }
+
+    @Override
+    public boolean receivesOnHarnessConsumer() {
+        return false; // it waits for Pekko's threads
     }
 
     @Override

@@ -28,7 +28,7 @@ final class Report {
     static final int MIN_NAME_COLUMN = 32;
 
     /**
-     * A shape the reference page or issue #5 expects, checked as a ratio of two medians of this run.
+     * A shape the reference page or one of the project's goals expects, checked as a ratio of two medians of this run.
      *
      * @param source    where the expectation comes from
      * @param text      what it says
@@ -66,15 +66,15 @@ final class Report {
                     Workloads.SPSC_MAILBOX, Workloads.JCTOOLS_SPSC, 1.3, true),
             new Expectation("goal", "mailbox >= 2x faster than ArrayBlockingQueue",
                     Workloads.ABQ, Workloads.MAILBOX, 2.0, false),
-            new Expectation("goal", "SPSC mailbox, sendMany runs of 32, <= 1.3x bare SpscArrayQueue (issue #14)",
+            new Expectation("goal", "SPSC mailbox, sendMany runs of 32, <= 1.3x bare SpscArrayQueue",
                     Workloads.SPSC_BATCHED_SEND_MAILBOX, Workloads.JCTOOLS_SPSC, 1.3, true),
-            new Expectation("goal", "MPSC mailbox, sendMany runs of 32, <= 0.7x the per-message send (issue #14)",
+            new Expectation("goal", "MPSC mailbox, sendMany runs of 32, <= 0.7x the per-message send",
                     Workloads.BATCHED_SEND_MAILBOX, Workloads.MAILBOX, 0.7, true),
             new Expectation("goal", "frame inline path (32 B) <= 2x the raw mailbox",
                     Workloads.FRAME_MAILBOX, Workloads.MAILBOX, 2.0, true),
             new Expectation("goal", "frame spill path (256 B) <= 3x the raw mailbox",
                     Workloads.FRAME_MAILBOX_SPILL, Workloads.MAILBOX, 3.0, true),
-            new Expectation("issue 22", "frame inline path in FrameBatch runs of 32 <= 2x the raw mailbox's sendMany "
+            new Expectation("goal", "frame inline path in FrameBatch runs of 32 <= 2x the raw mailbox's sendMany "
                     + "runs of 32", Workloads.BATCHED_SEND_FRAME_MAILBOX, Workloads.BATCHED_SEND_MAILBOX, 2.0, true),
             new Expectation("goal", "frame inline path faster than ArrayBlockingQueue",
                     Workloads.ABQ, Workloads.FRAME_MAILBOX, 1.0, false),
@@ -84,17 +84,17 @@ final class Report {
                     Workloads.PUBLISHER_MAILBOX, Workloads.MAILBOX, 1.2, true),
             new Expectation("goal", "fused MailboxFlux >= 3x faster than the Reactor unicast sink (DrivenExecutor)",
                     Workloads.REACTOR_SINK, Workloads.FLUX_MAILBOX, 3.0, false),
-            new Expectation("issue 11", "MailboxPublisher on a single-thread executor <= 1.5x raw recvMany",
+            new Expectation("goal", "MailboxPublisher on a single-thread executor <= 1.5x raw recvMany",
                     Workloads.PUBLISHER_EXECUTOR, Workloads.MAILBOX, 1.5, true),
-            new Expectation("issue 11", "fused MailboxFlux on a single scheduler >= 2.5x faster than the sink on one",
+            new Expectation("goal", "fused MailboxFlux on a single scheduler >= 2.5x faster than the sink on one",
                     Workloads.REACTOR_SINK_SINGLE, Workloads.FLUX_SINGLE, 2.5, false),
-            new Expectation("issue 19", "MailboxSinks, 4 emitters, >= 4x faster than Reactor's unicast sink with a "
+            new Expectation("goal", "MailboxSinks, 4 emitters, >= 4x faster than Reactor's unicast sink with a "
                     + "retrying handler", FourEmitterRows.REACTOR_SINK, FourEmitterRows.SINKS, 4.0, false),
-            new Expectation("issue 19", "MailboxSinks, 4 emitters, >= 1.5x faster than Flux.create(BUFFER)",
+            new Expectation("goal", "MailboxSinks, 4 emitters, >= 1.5x faster than Flux.create(BUFFER)",
                     FourEmitterRows.FLUX_CREATE, FourEmitterRows.SINKS, 1.5, false),
-            new Expectation("issue 11", "MailboxSubscriber <= 1.5x raw trySend/tryRecvMany",
+            new Expectation("goal", "MailboxSubscriber <= 1.5x raw trySend/tryRecvMany",
                     Workloads.SUBSCRIBER, Workloads.MAILBOX_TRY, 1.5, true),
-            new Expectation("issue 11", "trampoline MailboxPublisher <= 2x raw trySend/tryRecvMany",
+            new Expectation("goal", "trampoline MailboxPublisher <= 2x raw trySend/tryRecvMany",
                     Workloads.PUBLISHER_TRAMPOLINE, Workloads.MAILBOX_TRY, 2.0, true),
             new Expectation("goal", "mailbox >= 10x faster than tokio mpsc (out of process, --native)",
                     NativeComparators.RUST_TOKIO, Workloads.MAILBOX, 10.0, false),
@@ -123,6 +123,12 @@ final class Report {
     String latency;
     /** The crowd rows' section ({@link Crowds#run}), or null without {@code --crowds}. */
     String crowds;
+    /** The continuous-stream section ({@link Streams#table}), or null without {@code --stream}. */
+    String streams;
+    /** The continuous-stream section as a JSON array ({@link Streams#json}), or null without {@code --stream}. */
+    String streamsJson;
+    /** Where the threads ran (unpinned, or {@code --pin}'s CPUs), or null. */
+    String placement;
 
     Report(Header header, List<Measurement> rows, double pingPongStart, double pingPongEnd, String gc) {
         this.header = header;
@@ -186,18 +192,20 @@ final class Report {
     /** The table, as Markdown (readable on a terminal too). */
     String table() {
         final StringBuilder sb = new StringBuilder();
-        sb.append("| implementation | median ms | msgs/s (median) | ns/msg | vs mailbox | vs SPSC ring "
-                + "| spread p95/median | B/msg | consumer CPU ns/msg | wake-ups /10M msgs |\n");
-        sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        sb.append("| implementation | median ms | msgs/s (median) | ns/msg | CPU ns/msg (threads) | vs mailbox "
+                + "| vs SPSC ring | spread p95/median | B/msg | receiver CPU ns/msg | wake-ups /10M msgs |\n");
+        sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Measurement m : rows) {
             final double b = m.bytesPerMessage();
             final double cpu = m.consumerCpuPerMessage();
+            final double allCpu = m.cpuPerMessage();
             final double wakeups = m.wakeupsPer10M();
-            sb.append(String.format(Locale.ROOT, "| %s | %.3f | %,.0f | %.1f | %s | %s | %.2f | %s | %s | %s |%n",
+            sb.append(String.format(Locale.ROOT, "| %s | %.3f | %,.0f | %.1f | %s | %s | %s | %.2f | %s | %s | %s |%n",
                     m.name() + (m.entry.ours() ? "" : m.outOfProcess != null ? " †" : " *")
                             + (Workloads.DRIVEN_EXECUTOR.contains(m.name()) ? " ◇" : ""), m.medianNanos() / 1e6,
-                    m.msgsPerSecond(),
-                    m.nanosPerMessage(), ratio(m, Workloads.MAILBOX), ratio(m, Workloads.JCTOOLS_SPSC), m.spread(),
+                    m.msgsPerSecond(), m.nanosPerMessage(),
+                    allCpu < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f (%d)", allCpu, m.cpuThreads()),
+                    ratio(m, Workloads.MAILBOX), ratio(m, Workloads.JCTOOLS_SPSC), m.spread(),
                     b < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f", b),
                     cpu < 0 ? (m.deliveredOnProducer ? "n/a ‡" : "n/a") : String.format(Locale.ROOT, "%.1f", cpu),
                     wakeups < 0 ? "-" : String.format(Locale.ROOT, "%,.0f", wakeups)));
@@ -205,7 +213,13 @@ final class Report {
         sb.append("\n`*` comparator. `◇` delivers on the harness's consumer thread through an executor it drives (a "
                 + "DrivenExecutor): adapter cost without scheduler cost; the other rows deliver on the thread users "
                 + "would run them on. Ratios are of median iteration times (> 1 is slower). B/msg: bytes allocated "
-                + "by both harness threads during the measured iterations, per message. Consumer CPU: thread CPU time "
+                + "by both harness threads during the measured iterations, per message. CPU ns/msg (threads): the CPU "
+                + "time (ThreadMXBean) of every thread that does the row's work, per message, and how many there are: "
+                + "the producer in its sends, the harness consumer in its receive when it receives (not when it only "
+                + "waits for the row's own thread), and the row's own executor, scheduler worker and emitter threads "
+                + "over the whole measured phase (their waits between iterations included). Wall ns/msg backs latency "
+                + "and throughput claims on a machine with a core per thread; CPU ns/msg backs the cost on a loaded "
+                + "server. Receiver CPU: thread CPU time "
                 + "(ThreadMXBean) of the thread that ran onNext or the receive, per message: a row's own executor or "
                 + "scheduler thread over the whole measured phase (its back-off between iterations included), else the "
                 + "harness consumer thread during the iterations; waiting counts, so a spinning consumer is never free. "
@@ -258,10 +272,12 @@ final class Report {
 
     /** Everything after the run, for stdout. */
     String console() {
-        return lines() + "\n" + pingPong() + "\n\n" + table() + "\nExpectations (ratios of medians, this run):\n"
+        return lines() + "\n" + pingPong() + "\n\n" + table() // the placement line came with the header
+                + "\nExpectations (ratios of medians, this run):\n"
                 + expectations() + (stats().isEmpty() ? "" : "\nMailbox stats at the end:\n" + stats())
                 + "\n" + gc + "\n" + (latency == null ? "" : "\n" + latency)
-                + (crowds == null ? "" : "\n" + crowds);
+                + (crowds == null ? "" : "\n" + crowds)
+                + (streams == null ? "" : "\n" + streams);
     }
 
     String markdown() {
@@ -272,6 +288,7 @@ final class Report {
                 + "- OS: " + header.os() + "\n"
                 + "- Settings: " + header.settings() + "\n"
                 + "- " + pingPong() + "\n"
+                + (placement == null ? "" : "- " + placement + "\n")
                 + "- " + gc + "\n\n"
                 + "```text\n" + lines() + "```\n\n"
                 + table() + "\n"
@@ -279,7 +296,8 @@ final class Report {
                 + "![msgs/s per implementation](" + CHART + ")\n"
                 + (stats().isEmpty() ? "" : "\nMailbox stats at the end:\n\n```text\n" + stats() + "```\n")
                 + (latency == null ? "" : "\n### Lone-message latency\n\n" + latency)
-                + (crowds == null ? "" : "\n### Crowds\n\n" + crowds);
+                + (crowds == null ? "" : "\n### Crowds\n\n" + crowds)
+                + (streams == null ? "" : "\n### Continuous stream\n\n" + streams);
     }
 
     String json() {
@@ -297,6 +315,8 @@ final class Report {
         sb.append("  \"pingPongNanos\": {\"start\": ").append(num(pingPongStart)).append(", \"end\": ")
                 .append(num(pingPongEnd)).append("},\n");
         sb.append("  \"gc\": ").append(quote(gc)).append(",\n");
+        sb.append("  \"placement\": ").append(placement == null ? "null" : quote(placement)).append(",\n");
+        sb.append("  \"streams\": ").append(streamsJson == null ? "null" : streamsJson).append(",\n");
         sb.append("  \"results\": [\n");
         for (int i = 0; i < rows.size(); i++) {
             final Measurement m = rows.get(i);
@@ -313,6 +333,9 @@ final class Report {
                     .append(", \"ratioToSpscRing\": ").append(ratioJson(m, Workloads.JCTOOLS_SPSC))
                     .append(", \"spreadP95OverMedian\": ").append(num(m.spread()))
                     .append(", \"bytesPerMessage\": ").append(m.bytesPerMessage() < 0 ? "null" : num(m.bytesPerMessage()))
+                    .append(", \"cpuNsPerMessage\": ")
+                    .append(m.cpuPerMessage() < 0 ? "null" : num(m.cpuPerMessage()))
+                    .append(", \"cpuThreads\": ").append(m.cpuPerMessage() < 0 ? "null" : m.cpuThreads())
                     .append(", \"consumerCpuNsPerMessage\": ")
                     .append(m.consumerCpuPerMessage() < 0 ? "null" : num(m.consumerCpuPerMessage()))
                     .append(", \"deliveredOnProducer\": ").append(m.deliveredOnProducer)

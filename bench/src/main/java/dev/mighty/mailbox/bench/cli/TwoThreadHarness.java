@@ -6,6 +6,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 
+import dev.mighty.mailbox.bench.Placement;
+
 /**
  * The CLI's two threads: the thread that creates the harness is the producer (and runs the schedule), a
  * daemon thread it starts is the consumer. Every workload of a run uses the same two threads, so the
@@ -64,10 +66,27 @@ final class TwoThreadHarness implements AutoCloseable {
     private long consumerEnd;
     private long consumerCpuNanos;
     private Throwable failure;
+    // producer thread only
+    private long producerCpuNanos = -1L;
+    private final Placement placement;
 
+    /** An unpinned harness. */
     TwoThreadHarness() {
+        this(Placement.unpinned());
+    }
+
+    /**
+     * @param placement where the two threads go: this (producer) thread is placed now, in slot
+     *                  {@link Placement#PRODUCER}, the consumer thread when it starts, in {@link Placement#CONSUMER}
+     */
+    TwoThreadHarness(Placement placement) {
+        this.placement = placement;
         this.producer = Thread.currentThread();
-        this.consumer = new Thread(this::consumerLoop, "mailbox-bench-consumer");
+        placement.place(Placement.PRODUCER);
+        this.consumer = new Thread(() -> {
+            placement.place(Placement.CONSUMER);
+            consumerLoop();
+        }, "mailbox-bench-consumer");
         this.consumer.setDaemon(true);
         this.consumer.start();
     }
@@ -87,6 +106,19 @@ final class TwoThreadHarness implements AutoCloseable {
         return consumerCpuNanos;
     }
 
+    /**
+     * @return the CPU time the producer thread spent in the last iteration's {@code produce} (not in the harness's
+     *         wait for the consumer that follows it), or -1
+     */
+    long lastProducerCpuNanos() {
+        return producerCpuNanos;
+    }
+
+    /** @return where the two threads are */
+    Placement placement() {
+        return placement;
+    }
+
     /** Runs {@code workload.open()} on the consumer thread. */
     void open(Workload workload) throws Exception {
         final long gen = submit(OP_OPEN, workload, 0);
@@ -103,6 +135,7 @@ final class TwoThreadHarness implements AutoCloseable {
         final long gen = submit(OP_ITERATE, workload, n);
         awaitReady(gen);
         final long producerStart = System.nanoTime();
+        final long cpu = CPU.isCurrentThreadCpuTimeSupported() ? CPU.getCurrentThreadCpuTime() : -1L;
         go = gen;
         Throwable produceFailure = null;
         try {
@@ -111,6 +144,7 @@ final class TwoThreadHarness implements AutoCloseable {
             produceFailure = t;
             consumer.interrupt();
         }
+        producerCpuNanos = cpu < 0 ? -1L : CPU.getCurrentThreadCpuTime() - cpu;
         awaitDone(gen);
         if (produceFailure != null) {
             throw new IllegalStateException("producer failed", produceFailure);

@@ -55,6 +55,22 @@ interface Workload {
     }
 
     /**
+     * @return whether the harness's consumer thread receives (true), or only waits for the row's own delivering
+     *         thread (false: its CPU is the harness's, not the row's, and is left out of the row's CPU per message)
+     */
+    default boolean receivesOnHarnessConsumer() {
+        return true;
+    }
+
+    /**
+     * @return the name prefix of threads that work for this row but are not the harness's to make (a runtime's
+     *         dispatcher), counted in its CPU time when alive at the start of the measured phase; or null
+     */
+    default String foreignThreadPrefix() {
+        return null;
+    }
+
+    /**
      * @return the mailbox's wake-ups so far ({@code consumerParks + producerParks}: parks and wake-up
      *         registrations, cumulative), or -1 for a comparator; producer thread, between iterations
      */

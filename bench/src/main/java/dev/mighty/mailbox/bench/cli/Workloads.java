@@ -24,13 +24,19 @@ import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.WaitPolicy;
+import dev.mighty.mailbox.bench.AgronaFrameRing;
+import dev.mighty.mailbox.bench.BlockingConsumerRing;
 import dev.mighty.mailbox.bench.DrainTarget;
 import dev.mighty.mailbox.bench.DrivenExecutor;
 import dev.mighty.mailbox.bench.FrameRuns;
+import dev.mighty.mailbox.bench.Placement;
+import dev.mighty.mailbox.bench.ThreadCpu;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import dev.mighty.mailbox.rs.MailboxProcessor;
 import dev.mighty.mailbox.rs.MailboxPublisher;
 import dev.mighty.mailbox.rs.MailboxSubscriber;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.MessageHandler;
 import org.jctools.queues.MessagePassingQueue;
 import org.jctools.queues.MpscArrayQueue;
 import org.jctools.queues.SpscArrayQueue;
@@ -75,6 +81,9 @@ final class Workloads {
     static final String ABQ = "abq_mailbox_throughput";
     static final String JCTOOLS_MPSC = "jctools_mpsc_mailbox_throughput";
     static final String JCTOOLS_SPSC = "jctools_spsc_mailbox_throughput";
+    static final String JCTOOLS_MPSC_BLOCKING = "jctools_mpsc_blocking_mailbox_throughput";
+    static final String AGRONA_MANY_TO_ONE = "agrona_many_to_one_frame_throughput";
+    static final String AGRONA_ONE_TO_ONE = "agrona_one_to_one_frame_throughput";
     static final String REACTOR_SINK = "reactor_sink_mailbox_throughput";
     static final String REACTOR_SINK_SINGLE = "reactor_sink_single_mailbox_throughput";
     static final String SUBMISSION_PUBLISHER = "submission_publisher_mailbox_throughput";
@@ -99,8 +108,25 @@ final class Workloads {
      * @param batch    the most messages one batched receive takes
      * @param messages messages per iteration; {@code payload[i]} is message i
      * @param consumer runs on the consumer thread: the executor of the rows that hop threads
+     * @param threads  the row's own threads (executors, schedulers, emitters) join this registry, through its
+     *                 thread factories, so that the row's CPU time counts them and {@code --pin} places them
      */
-    record Setup(int capacity, int batch, int messages, Integer[] payload, DrivenExecutor consumer) {
+    record Setup(int capacity, int batch, int messages, Integer[] payload, DrivenExecutor consumer,
+            ThreadCpu threads) {
+        /** Unpinned, with a registry of its own (tests, and rows built outside the CLI's loop). */
+        Setup(int capacity, int batch, int messages, Integer[] payload, DrivenExecutor consumer) {
+            this(capacity, batch, messages, payload, consumer, new ThreadCpu(Placement.unpinned()));
+        }
+
+        /** @return this setup, for one row whose threads join {@code threads} */
+        Setup with(ThreadCpu threads) {
+            return new Setup(capacity, batch, messages, payload, consumer, threads);
+        }
+
+        /** @return a factory of the row's receiving thread (slot {@link Placement#CONSUMER}), named {@code name} */
+        ThreadFactory receiver(String name) {
+            return threads.factory(name, Placement.CONSUMER);
+        }
     }
 
     /**
@@ -138,6 +164,12 @@ final class Workloads {
                 new Entry(BATCHED_SEND_FRAME_MAILBOX, "FrameMailbox, 32 B inline: sendMany(FrameBatch runs of "
                         + SEND_RUN + ") / recvFrames", true, s -> new FrameRunRow(BATCHED_SEND_FRAME_MAILBOX,
                         INLINE_PAYLOAD, s)),
+                new Entry(AGRONA_MANY_TO_ONE, "Agrona ManyToOneRingBuffer, 32 B records: write(type, buffer) / "
+                        + "read(handler, batch), busy (spin, then yield)", false,
+                        s -> new AgronaFrameRow(AGRONA_MANY_TO_ONE, AgronaFrameRing.Kind.MANY_TO_ONE, s)),
+                new Entry(AGRONA_ONE_TO_ONE, "Agrona OneToOneRingBuffer, 32 B records: write(type, buffer) / "
+                        + "read(handler, batch), busy (spin, then yield)", false,
+                        s -> new AgronaFrameRow(AGRONA_ONE_TO_ONE, AgronaFrameRing.Kind.ONE_TO_ONE, s)),
                 new Entry(PUBLISHER_MAILBOX, "MailboxPublisher (batch 256), unbounded demand, draining on the harness "
                         + "consumer thread (a DrivenExecutor it spins on): adapter cost without scheduler cost", true,
                         PublisherRow::new),
@@ -162,6 +194,9 @@ final class Workloads {
                 new Entry(JCTOOLS_MPSC, "JCTools MpscArrayQueue, bare: offer() / drain(consumer, batch), busy "
                         + "(spin, then yield)", false,
                         s -> new BareRing(JCTOOLS_MPSC, new MpscArrayQueue<>(s.capacity()), s)),
+                new Entry(JCTOOLS_MPSC_BLOCKING, "JCTools MpscBlockingConsumerArrayQueue: offer() (spin, then yield "
+                        + "when full) / take() (parks while empty) then drain(consumer, batch - 1)", false,
+                        BlockingRing::new),
                 new Entry(JCTOOLS_SPSC, "JCTools SpscArrayQueue, bare: offer() / drain(consumer, batch), busy "
                         + "(spin, then yield)", false,
                         s -> new BareRing(JCTOOLS_SPSC, new SpscArrayQueue<>(s.capacity()), s)),
@@ -857,10 +892,11 @@ final class Workloads {
 
     /** {@code MailboxPublisher(mailbox, 256, Executors.newSingleThreadExecutor())}: its default wait policy. */
     static final class PublisherExecutorRow extends HandOffRow {
-        private final ExecutorService executor = Executors.newSingleThreadExecutor(daemon(PUBLISHER_EXECUTOR));
+        private final ExecutorService executor;
 
         PublisherExecutorRow(Setup s) {
             super(PUBLISHER_EXECUTOR, s);
+            this.executor = Executors.newSingleThreadExecutor(s.receiver(PUBLISHER_EXECUTOR));
         }
 
         @Override
@@ -894,7 +930,7 @@ final class Workloads {
 
         FluxSingleRow(String name, WaitPolicy waitPolicy, Setup s) {
             super(name, s);
-            this.scheduler = Schedulers.newSingle(name, true);
+            this.scheduler = Schedulers.newSingle(s.receiver(name));
             this.waitPolicy = waitPolicy;
         }
 
@@ -961,12 +997,13 @@ final class Workloads {
 
     /** Upstream {@code -> MailboxProcessor(mailbox, 256, executor) ->} a subscriber on that executor. */
     static final class ProcessorRow extends HandOffRow {
-        private final ExecutorService executor = Executors.newSingleThreadExecutor(daemon(PROCESSOR));
+        private final ExecutorService executor;
         private final DemandUpstream upstream;
         private final MailboxProcessor<Integer> processor;
 
         ProcessorRow(Setup s) {
             super(PROCESSOR, s);
+            this.executor = Executors.newSingleThreadExecutor(s.receiver(PROCESSOR));
             this.upstream = new DemandUpstream(s.payload());
             this.processor = new MailboxProcessor<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, executor);
         }
@@ -987,14 +1024,6 @@ final class Workloads {
             processor.onComplete();
             executor.shutdown();
         }
-    }
-
-    static ThreadFactory daemon(String name) {
-        return r -> {
-            final Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        };
     }
 
     // ------------------------------------------------------------------ comparators
@@ -1083,6 +1112,98 @@ final class Workloads {
         }
     }
 
+    /** JCTools' MPSC ring with a consumer that blocks ({@link BlockingConsumerRing}, shared with JMH). */
+    static final class BlockingRing implements Workload {
+        private final BlockingConsumerRing<Integer> ring;
+        private final Integer[] payload;
+        private final ObjectCheck check = new ObjectCheck(JCTOOLS_MPSC_BLOCKING);
+        private final int batch;
+
+        BlockingRing(Setup s) {
+            this.ring = new BlockingConsumerRing<>(s.capacity());
+            this.payload = s.payload();
+            this.batch = s.batch();
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final BlockingConsumerRing<Integer> ring = this.ring;
+            final Integer[] payload = this.payload;
+            for (int i = 0; i < n; i++) {
+                ring.send(payload[i], Workload::idle);
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            final ObjectCheck check = this.check;
+            check.begin(n);
+            for (int r; (r = check.remaining()) > 0; ) {
+                ring.receive(check, Math.min(batch, r));
+            }
+            check.verify();
+        }
+    }
+
+    /**
+     * Agrona's byte rings with the inline frame row's 32-byte payload ({@link AgronaFrameRing}, shared with JMH):
+     * the id in the record's first 8 bytes, checked with the type and the length.
+     */
+    static final class AgronaFrameRow implements Workload {
+        private final AgronaFrameRing ring;
+        private final int batch;
+        private final RecordCheck check;
+
+        AgronaFrameRow(String name, AgronaFrameRing.Kind kind, Setup s) {
+            this.ring = new AgronaFrameRing(kind, s.capacity(), INLINE_PAYLOAD);
+            this.batch = s.batch();
+            this.check = new RecordCheck(name, INLINE_PAYLOAD);
+        }
+
+        @Override
+        public void produce(int n) throws InterruptedException {
+            final AgronaFrameRing ring = this.ring;
+            for (int i = 0; i < n; i++) {
+                ring.send(i, Workload::idle);
+            }
+        }
+
+        @Override
+        public void consume(int n) throws InterruptedException {
+            final RecordCheck check = this.check;
+            final AgronaFrameRing ring = this.ring;
+            final int batch = this.batch;
+            check.begin(n);
+            for (int r, spins = 0; (r = check.remaining()) > 0; ) {
+                if (ring.receive(check, Math.min(batch, r)) != 0) {
+                    spins = 0;
+                } else {
+                    spins = Workload.idle(spins);
+                }
+            }
+            check.verify();
+        }
+    }
+
+    /** Checks the id (the record's first 8 bytes), the type and the length of each Agrona record. */
+    static final class RecordCheck extends OrderCheck implements MessageHandler {
+        private final int payloadLength;
+
+        RecordCheck(String name, int payloadLength) {
+            super(name);
+            this.payloadLength = payloadLength;
+        }
+
+        @Override
+        public void onMessage(int msgTypeId, MutableDirectBuffer buffer, int index, int length) {
+            final long id = buffer.getLong(index);
+            if (length != payloadLength || msgTypeId != AgronaFrameRing.MSG_TYPE) {
+                fail(id);
+            }
+            check(id);
+        }
+    }
+
     /** Reactor's unicast sink over a bounded queue, into {@code publishOn} running on the consumer thread. */
     static final class ReactorSink implements Workload {
         private final Sinks.Many<Integer> sink;
@@ -1160,16 +1281,22 @@ final class Workloads {
         default Thread deliveringThread() {
             return check().deliverer();
         }
+
+        @Override
+        default boolean receivesOnHarnessConsumer() {
+            return false; // it waits for the delivering thread
+        }
     }
 
     /** Reactor's unicast sink over a bounded queue into {@code publishOn(Schedulers.newSingle(..))}. */
     static final class ReactorSinkSingle implements HandOffWorkload {
         private final Sinks.Many<Integer> sink;
-        private final Scheduler scheduler = Schedulers.newSingle(REACTOR_SINK_SINGLE, true);
+        private final Scheduler scheduler;
         private final Integer[] payload;
         private final HandOffCheck check = new HandOffCheck(REACTOR_SINK_SINGLE);
 
         ReactorSinkSingle(Setup s) {
+            this.scheduler = Schedulers.newSingle(s.receiver(REACTOR_SINK_SINGLE));
             this.sink = Sinks.many().unicast().onBackpressureBuffer(Queues.<Integer>get(s.capacity()).get());
             this.payload = s.payload();
         }

@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 
 import com.lmax.disruptor.EventPoller;
 import com.lmax.disruptor.RingBuffer;
+import dev.mighty.mailbox.bench.BlockingConsumerRing;
 import dev.mighty.mailbox.bench.DrivenExecutor;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.MessageHandler;
@@ -44,6 +45,9 @@ import static dev.mighty.mailbox.bench.jmh.OneToOneState.MESSAGES;
  * batched receive as the baseline in the same run:
  * <ul>
  *   <li>lock-based bounded queues: {@link ArrayBlockingQueue}, {@link LinkedBlockingQueue} ({@code put}/{@code take});
+ *   <li>JCTools {@code MpscBlockingConsumerArrayQueue}: the MPSC ring whose consumer blocks ({@code take()} then
+ *       {@code drain}), the JCTools queue closest to the mailbox's job ({@link BlockingConsumerRing}, the wiring
+ *       the CLI's row uses);
  *   <li>bare rings: JCTools {@code MpscArrayQueue}/{@code SpscArrayQueue} ({@code drain}), Agrona
  *       {@link OneToOneConcurrentArrayQueue} ({@code drain}) and {@link ManyToOneRingBuffer} (8-byte records);
  *   <li>the LMAX Disruptor: a multi-producer {@link RingBuffer} read by an {@link EventPoller}; the producer checks
@@ -52,7 +56,7 @@ import static dev.mighty.mailbox.bench.jmh.OneToOneState.MESSAGES;
  *       JDK {@link SubmissionPublisher} (subscribed from the consumer thread, not the submitting one: see
  *       DESIGN.md). Both deliver on the benchmark thread through a {@link DrivenExecutor}.
  * </ul>
- * Goal (issue #5): the mailbox &gt;= 2x faster than {@code ArrayBlockingQueue}.
+ * Goal: the mailbox &gt;= 2x faster than {@code ArrayBlockingQueue}.
  *
  * <p>Agrona 2.x needs {@code --add-exports java.base/jdk.internal.misc=ALL-UNNAMED}, passed to the forks below.
  */
@@ -106,6 +110,31 @@ public class ComparatorThroughputBenchmark {
         @Override
         BlockingQueue<Object> newQueue() {
             return new LinkedBlockingQueue<>(CAPACITY);
+        }
+    }
+
+    /** {@link BlockingConsumerRing}: {@code offer} (spin, then yield when full) / {@code take} then {@code drain}. */
+    @State(Scope.Thread)
+    public static class BlockingConsumer extends OneToOneState {
+        BlockingConsumerRing<Object> ring;
+        final Sink sink = new Sink();
+
+        @Override
+        protected void open() {
+            ring = new BlockingConsumerRing<>(CAPACITY);
+        }
+
+        @Override
+        protected void produce(int n) throws InterruptedException {
+            final BlockingConsumerRing<Object> ring = this.ring;
+            for (int i = 0; i < n; i++) {
+                ring.send(MESSAGE, OneToOneState::producerIdle);
+            }
+        }
+
+        @Override
+        protected int drainNow() {
+            return ring.drainNow(sink);
         }
     }
 
@@ -336,6 +365,21 @@ public class ComparatorThroughputBenchmark {
     @OperationsPerInvocation(MESSAGES)
     public Object jctools_spsc_drain(MailboxThroughputBenchmark.SpscRing s, Control control) {
         return MailboxThroughputBenchmark.drain(s, control);
+    }
+
+    /** {@code take()} (parks while empty), then {@code drain} the rest that is there, as the CLI's row does. */
+    @Benchmark
+    @OperationsPerInvocation(MESSAGES)
+    public Object jctools_mpsc_blocking_take_drain(BlockingConsumer s) throws InterruptedException {
+        s.request();
+        final BlockingConsumerRing<Object> ring = s.ring;
+        final Sink sink = s.sink;
+        int n = 0;
+        while (n < MESSAGES) {
+            n += ring.receive(sink, MESSAGES - n);
+        }
+        s.received(n);
+        return sink.last;
     }
 
     @Benchmark

@@ -7,7 +7,10 @@ import dev.mighty.mailbox.FrameBatch;
 import dev.mighty.mailbox.FrameMailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.MessageFrame;
+import dev.mighty.mailbox.bench.AgronaFrameRing;
 import dev.mighty.mailbox.bench.FrameRuns;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.MessageHandler;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -41,7 +44,10 @@ import static dev.mighty.mailbox.bench.jmh.OneToOneState.MESSAGES;
  * {@code frames_spin} (payload {@code INLINE_32}) against {@code mailbox_spin} (the raw mailbox, same consumer
  * loop) and {@code abq_spin}, in one run; {@code frames_batch_spin} is {@code frames_spin} with the producer sending
  * {@link FrameBatch} runs of 32. The parking methods ({@code frames_recv_frames},
- * {@code mailbox_batched_recv}) wait in the library's own back-off, then park.
+ * {@code mailbox_batched_recv}) wait in the library's own back-off, then park. {@code agrona_ring_spin} is Agrona's
+ * {@code ManyToOneRingBuffer} / {@code OneToOneRingBuffer} ({@code -p ring=...}) carrying the same 32-byte payload
+ * under the same spinning consumer ({@link AgronaFrameRing}, the wiring the CLI's Agrona rows use); its forks get
+ * {@code --add-exports java.base/jdk.internal.misc=ALL-UNNAMED} (Agrona 2.x on JDK 17).
  *
  * <p>Goals: {@code frames_recv_frames} with {@code INLINE_32} &lt;= 2x {@code mailbox_batched_recv} of the same
  * run, {@code SPILL_256} &lt;= 3x; {@code frames_spin} {@code INLINE_32} &lt;= 2x {@code mailbox_spin} and below
@@ -52,7 +58,7 @@ import static dev.mighty.mailbox.bench.jmh.OneToOneState.MESSAGES;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 5, time = 1, timeUnit = TimeUnit.SECONDS)
 @Measurement(iterations = 5, time = 1, timeUnit = TimeUnit.SECONDS)
-@Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED"})
 public class FramePayloadBenchmark {
     static final int KIND = 7;
 
@@ -106,6 +112,39 @@ public class FramePayloadBenchmark {
         @Override
         protected void produce(int n) throws InterruptedException {
             FrameRuns.send(mailbox, run, KIND, buffer, n);
+        }
+    }
+
+    /** Agrona's byte ring carrying the inline frame's 32 bytes, the id in the first 8 ({@link AgronaFrameRing}). */
+    @State(Scope.Thread)
+    public static class AgronaFrames extends OneToOneState implements MessageHandler {
+        @Param
+        AgronaFrameRing.Kind ring;
+
+        AgronaFrameRing frames;
+        long ids;
+
+        @Override
+        protected void open() {
+            frames = new AgronaFrameRing(ring, CAPACITY, PayloadSize.INLINE_32.bytes);
+        }
+
+        @Override
+        protected void produce(int n) throws InterruptedException {
+            final AgronaFrameRing frames = this.frames;
+            for (int i = 0; i < n; i++) {
+                frames.send(i, OneToOneState::producerIdle);
+            }
+        }
+
+        @Override
+        protected int drainNow() {
+            return frames.receive(this, Integer.MAX_VALUE);
+        }
+
+        @Override
+        public void onMessage(int msgTypeId, MutableDirectBuffer buffer, int index, int length) {
+            ids += buffer.getLong(index);
         }
     }
 
@@ -165,6 +204,14 @@ public class FramePayloadBenchmark {
     public Object mailbox_spin(MailboxThroughputBenchmark.MpscMailbox s, Control control) {
         OneToOneState.spinReceive(s, control, (st, max) -> st.mailbox.tryRecvMany(st.sink, max));
         return s.sink.last;
+    }
+
+    /** Agrona's byte rings, 32-byte records, under the same spinning consumer: {@code read(handler, max)}. */
+    @Benchmark
+    @OperationsPerInvocation(MESSAGES)
+    public long agrona_ring_spin(AgronaFrames s, Control control) {
+        OneToOneState.spinReceive(s, control, (st, max) -> st.frames.receive(st, max));
+        return s.ids;
     }
 
     /** {@code ArrayBlockingQueue} ({@code put}) under the same spinning consumer: {@code drainTo}. */

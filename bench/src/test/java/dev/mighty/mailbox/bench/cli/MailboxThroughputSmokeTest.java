@@ -66,7 +66,8 @@ class MailboxThroughputSmokeTest {
         assertThat(run.out().indexOf("JVM:")).as("the header comes first").isZero();
         assertThat(run.err()).contains("[warm-up]", "[measure]", "[latency]");
         assertThat(run.out()).contains("| face | wait policy | p50 µs | p99 µs | p99.9 µs | max µs |",
-                "| MailboxPublisher on a single-thread executor | defaults |", "consumer CPU ns/msg",
+                "| MailboxPublisher on a single-thread executor | defaults |", "CPU ns/msg (threads)",
+                "receiver CPU ns/msg", "Placement: unpinned",
                 "wake-ups /10M msgs");
 
         final Path md = dir.resolve(Report.MARKDOWN);
@@ -92,7 +93,7 @@ class MailboxThroughputSmokeTest {
 
         assertThat(run.exitCode()).as("exit code; stderr:%n%s", run.err()).isZero();
         assertThat(run.out().lines().filter(l -> LINE.matcher(l).matches()).map(l -> l.split(" ")[0]))
-                .containsExactly(Workloads.JCTOOLS_MPSC, Workloads.JCTOOLS_SPSC);
+                .containsExactly(Workloads.JCTOOLS_MPSC, Workloads.JCTOOLS_MPSC_BLOCKING, Workloads.JCTOOLS_SPSC);
         assertThat(run.out()).contains("n/a ");
     }
 
@@ -107,6 +108,42 @@ class MailboxThroughputSmokeTest {
                 .containsExactly(Workloads.MAILBOX, PekkoRow.ACTOR, PekkoRow.SOURCE_QUEUE);
         assertThat(run.out()).contains("mailbox >= 3x faster than a Pekko actor's mailbox: "
                 + PekkoRow.ACTOR + " / " + Workloads.MAILBOX + " = ");
+    }
+
+    @Test
+    @Timeout(120)
+    void shouldPinOrSayWhyNotAndFreeTheCallingThreadAfterwardsWhenGivenPin(@TempDir Path dir) {
+        final int[] before = dev.mighty.mailbox.bench.Affinity.currentCpus();
+        final Run run = run("--msgs", "100", "--iterations", "2", "--warmup", "1", "--latency-samples", "0", "--pin",
+                "--only", "^mailbox_throughput$|^flux_single_mailbox|^sinks_4p", "--out", dir.toString());
+
+        assertThat(run.exitCode()).as("exit code; stderr:%n%s", run.err()).isZero();
+        assertThat(run.out()).containsAnyOf("Placement: pinned (--pin)", "pinning unavailable: ");
+        assertThat(run.out().lines().filter(l -> LINE.matcher(l).matches()).map(l -> l.split(" ")[0]))
+                .containsExactly(Workloads.MAILBOX, Workloads.FLUX_SINGLE, FourEmitterRows.SINKS);
+        // the rows' CPU column: a number and its thread count (1 producer + 1 receiver; + the worker; + 3 emitters)
+        assertThat(run.out()).containsPattern("\\| " + Workloads.MAILBOX + " \\| [^|]+\\| [^|]+\\| [^|]+\\| "
+                + "\\d+\\.\\d \\(2\\) \\|");
+        assertThat(run.out()).containsPattern("\\| " + Workloads.FLUX_SINGLE + " \\| [^|]+\\| [^|]+\\| [^|]+\\| "
+                + "\\d+\\.\\d \\(2\\) \\|");
+        assertThat(run.out()).containsPattern("\\| " + FourEmitterRows.SINKS + " \\| [^|]+\\| [^|]+\\| [^|]+\\| "
+                + "\\d+\\.\\d \\(5\\) \\|");
+        assertThat(dev.mighty.mailbox.bench.Affinity.currentCpus()).as("the calling thread is unpinned again")
+                .isEqualTo(before);
+    }
+
+    @Test
+    @Timeout(120)
+    void shouldRunTheStreamSectionWithTinyWindowsWhenGivenStream(@TempDir Path dir) throws Exception {
+        final Run run = run("--msgs", "200", "--stream", "--only", "_stream$", "--stream-window-ms", "50",
+                "--stream-windows", "2", "--stream-warmup-windows", "1", "--out", dir.toString());
+
+        assertThat(run.exitCode()).as("exit code; stderr:%n%s", run.err()).isZero();
+        assertThat(run.out()).contains("| stream | msgs/s median |", "| " + Streams.SINKS + " |",
+                "| " + Streams.REACTOR_SINK + " * |", "| " + Streams.FLUX_CREATE + " * |",
+                Streams.SINKS + " / " + Streams.REACTOR_SINK + " = ", "Placement: unpinned");
+        assertThat(run.out()).doesNotContain("median=");
+        assertThat(run.err()).contains("[stream] " + Streams.SINKS + " measured window 2/2");
     }
 
     @Test
@@ -130,19 +167,37 @@ class MailboxThroughputSmokeTest {
     void shouldFormatTheReferenceLineExactly() {
         final Measurement m = new Measurement(Workloads.all().get(0), 1000);
         for (int i = 0; i < 50; i++) {
-            m.record(221_000, 0, -1);
+            m.record(221_000, 0, -1, -1);
         }
         for (int i = 0; i < 45; i++) {
-            m.record(229_000, 0, -1);
+            m.record(229_000, 0, -1, -1);
         }
         for (int i = 0; i < 5; i++) {
-            m.record(234_000, 0, -1);
+            m.record(234_000, 0, -1, -1);
         }
         final Report.Header header = new Report.Header("cmd", "jvm", 2, "os", "settings", 1000, 1024, 256, 1, 100);
         final Report report = new Report(header, List.of(m), 100, 100, "gc");
 
         assertThat(report.line(m)).isEqualTo(
                 "mailbox_throughput              median=     0.221 ms  p95=     0.229 ms  p99=     0.234 ms  (1k msgs/iter)");
+    }
+
+    @Test
+    void shouldSumTheCpuOfEveryThreadThatWorksForTheRow() {
+        final Measurement m = new Measurement(Workloads.all().get(0), 100);
+        m.record(1_000, 0, 300, 200);
+        m.record(1_000, 0, 300, 200);
+        m.rowThreadsCpuNanos = 1_000;
+        m.rowThreads = 1;
+
+        assertThat(m.cpuPerMessage()).isEqualTo((600 + 400 + 1_000) / 200.0);
+        assertThat(m.cpuThreads()).isEqualTo(3);
+        m.harnessConsumerCounted = false; // it only waited for the row's own thread
+        assertThat(m.cpuPerMessage()).isEqualTo((400 + 1_000) / 200.0);
+        assertThat(m.cpuThreads()).isEqualTo(2);
+        final Measurement unknown = new Measurement(Workloads.all().get(0), 100);
+        unknown.record(1_000, 0, -1, -1);
+        assertThat(unknown.cpuPerMessage()).isEqualTo(-1);
     }
 
     @Test
