@@ -1678,7 +1678,6 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
     }
 
-    /** Records of one partition polled but not yet sent (only when a poll overshoots the room). */
     /** @return whether the receiver is being halted ({@link #halt()}): no waiting, no commits */
     private boolean isHalted() {
         final CloseRequest request = closeRequest.get();
@@ -1705,6 +1704,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
     }
 
+    /** Records of one partition polled but not yet sent (only when a poll overshoots the room). */
     private static final class PendingRun<K, V> {
         final PartitionAcks ledger;
         final List<ConsumerRecord<K, V>> records;

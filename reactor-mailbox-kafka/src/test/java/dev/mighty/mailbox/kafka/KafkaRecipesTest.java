@@ -71,7 +71,7 @@ class KafkaRecipesTest {
             Flux.from(sender.sendCorrelated(orders))     // one result per record, in order of completion
                     .doOnNext(result -> confirmed.add(result.correlation()))   // the order's number, back
                     .blockLast();                        // throws the first failure's exception
-        }                                                // close(): flush, then close the producer
+        }                                                // close(): sends what it can within 30 s, closes
         // end::send[]
 
         assertThat(confirmed).hasSize(10_000).doesNotHaveDuplicates();

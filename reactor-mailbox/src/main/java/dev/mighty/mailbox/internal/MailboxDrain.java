@@ -144,6 +144,7 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
      * @param waitPolicy how an emptied pass waits before it registers; give {@link WaitPolicy#park()} unless the
      *                   loop runs on a thread dedicated to this subscription
      */
+    @SuppressWarnings("this-escape") // the StandingWaiter only keeps the reference: nothing wakes it before attach
     protected MailboxDrain(MailboxRing<T> ring, Subscriber<? super T> downstream, Executor executor,
             WaitPolicy waitPolicy) {
         this.ring = Objects.requireNonNull(ring, "ring");

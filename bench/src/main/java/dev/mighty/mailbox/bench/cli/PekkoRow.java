@@ -34,8 +34,6 @@ final class PekkoRow implements Workload {
     private final int messages;
     /** Consumer thread only: the batches received so far. */
     private int consumed;
-    /** Producer thread only: when the current iteration's {@link #produce} started. */
-
     /** The actor system's name: its dispatcher threads' names start with it. */
     private final String system;
 
