@@ -212,6 +212,10 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     /** The timeout of a liveness poll made while every partition is paused. */
     private static final Duration PAUSED_POLL = Duration.ofMillis(10);
     private static final long ACK_WAIT_STEP_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** Rounds of poll-then-commit when the final commit found the group rebalancing. */
+    private static final int FINAL_COMMIT_ROUNDS = 3;
+    /** One poll of those rounds, every partition paused. */
+    private static final Duration REBALANCE_POLL = Duration.ofMillis(200);
     private static final long FINISH_FLOOR_MILLIS = 500;
     /** The least time a close gives its final commit and the consumer's close, whatever its timeout. */
     static final Duration FINISH_FLOOR = Duration.ofMillis(FINISH_FLOOR_MILLIS);
@@ -328,6 +332,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      * in the callback of a periodic commit that failed with a non-retriable error.
      */
     volatile long commitFailureGraceNanos = COMMIT_FAILURE_GRACE_NANOS;
+    /** The last synchronous commit failed with RebalanceInProgressException (a poll completes it). Poll thread. */
+    private boolean rebalancing;
     /** When the current run of failing polls (authorization errors) began, or 0. Poll thread. */
     private long pollFailingSince;
 
@@ -1409,6 +1415,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
 
     /** @return false if the commit failed because of a rebalance (not fatal); throws what is fatal */
     private boolean commitSync(Map<TopicPartition, OffsetAndMetadata> offsets, Duration timeout) {
+        rebalancing = false;
         final long deadline = System.nanoTime() + saturatedNanos(timeout);
         for (int attempt = 1; ; attempt++) {
             final long remaining = Math.max(deadline - System.nanoTime(), 0L);
@@ -1423,6 +1430,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
             } catch (CommitFailedException | RebalanceInProgressException e) {
                 LOG.log(Level.INFO, "receiver {0}: a commit failed because the group rebalanced ({1}); the"
                         + " partitions' next owners get the records again", label, e.toString());
+                rebalancing = e instanceof RebalanceInProgressException; // still under way: a poll completes it
                 return false; // the group moved on: the next owner gets the records again
             } catch (RetriableException e) {
                 if (attempt >= COMMIT_ATTEMPTS || System.nanoTime() - deadline >= 0) {
@@ -1485,6 +1493,33 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         }
     }
 
+    /**
+     * The final commit failed because the group is rebalancing ({@code RebalanceInProgressException}; a
+     * {@code CommitFailedException}, whose generation is gone, is not retried) (a member joined while this one closes: under
+     * {@code CooperativeStickyAssignor} the rebalance needs this member's polls to complete). As Kafka's error says:
+     * poll, with every partition paused, so the rebalance completes (a revocation in it commits what it takes, the
+     * ledgers being still here), then commit what is left; a few rounds, within the deadline, keeping time for the
+     * consumer's close. Without it the records acknowledged since the last commit went to the next owner again.
+     * Poll thread, in {@link #finish}.
+     */
+    private void completeRebalanceAndCommit(long deadline) {
+        for (int round = 0; round < FINAL_COMMIT_ROUNDS && rebalancing && !movedOffsets(ledgers.values()).isEmpty();
+                round++) {
+            if (deadline - System.nanoTime() < FINISH_RESERVE_NANOS / 5) {
+                return; // keep time for the consumer's close
+            }
+            try {
+                consumer.pause(consumer.assignment());
+                consumer.poll(REBALANCE_POLL); // records a new assignment fetches are not delivered
+                consumer.pause(consumer.assignment());
+            } catch (WakeupException e) {
+                // the close's own wake-up, if no poll met it yet
+            }
+            rethrowCallbackFailure(); // a revocation commit that failed in that poll
+            commitAcknowledged(new ArrayList<>(ledgers.values()), remaining(deadline));
+        }
+    }
+
     private void finish(Throwable failure) {
         state.compareAndSet(RUNNING, STOPPING); // a close() from now on only waits for us
         Throwable cause = failure;
@@ -1499,6 +1534,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
                 }
                 try {
                     commitAcknowledged(ledgers.values(), remaining(deadline));
+                    completeRebalanceAndCommit(deadline);
                 } catch (RuntimeException e) {
                     LOG.log(Level.WARNING, () -> "receiver " + label + ": the final commit failed", e);
                     if (cause == null) {

@@ -280,6 +280,27 @@ class KafkaCommitFailuresTest {
         }
     }
 
+    /**
+     * The final commit met a rebalance still under way (a member joined while this one closes): the close polls,
+     * paused, so it completes, and commits again; the records acknowledged are not sent to the next owner again
+     * (KafkaRebalanceProtocolsTest saw that race under CooperativeStickyAssignor).
+     */
+    @Test
+    void shouldCompleteTheRebalanceAndCommitWhenTheFinalCommitFindsItUnderWay() throws Exception {
+        final String topic = "fail-sync-in-progress";
+        final String group = "fail-sync-in-progress-group";
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 1, 20);
+        final AtomicReference<FaultyConsumer<String, String>> consumer = new AtomicReference<>();
+        final KafkaMailboxReceiver<String, String> first = receiver(group, topic, consumer, Duration.ofHours(1));
+        first.start();
+        assertThat(receiveAll(first.mailbox(), 20)).hasSize(20);
+        consumer.get().commitSyncFaults.add(new RebalanceInProgressException("injected: a rebalance under way"));
+        first.close(Duration.ofSeconds(10));
+        assertThat(consumer.get().injected.get()).isEqualTo(1);
+        assertThat(first.mailbox().closeCause()).isNull();
+        assertThat(kafka.committed(group)).as("committed by the retry after the poll").isEqualTo(ends);
+    }
+
     @Test
     void shouldFailTheStreamWithTheErrorWhenTheFinalCommitIsNotAuthorized() throws Exception {
         final String topic = "fail-sync-auth";
