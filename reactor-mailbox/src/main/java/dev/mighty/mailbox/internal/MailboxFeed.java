@@ -163,11 +163,6 @@ public final class MailboxFeed<T> implements Subscriber<T> {
         this.ticket = ring.roomTicket(this::drain);
     }
 
-    /** @return whether {@code onComplete} closes the mailbox */
-    public boolean closesOnComplete() {
-        return closeOnComplete;
-    }
-
     /** @return the most messages requested and not yet admitted */
     public int prefetch() {
         return prefetch;

@@ -107,11 +107,6 @@ public final class RoomTicket {
         }
     }
 
-    /** @return whether a registration of the owner is queued or woken and not yet resolved (owner only; tests) */
-    public boolean isRegistered() {
-        return node != null;
-    }
-
     @Override
     public String toString() {
         final RoomWaiter current = node;
