@@ -108,6 +108,18 @@ final class Fixtures {
         return t;
     }
 
+    /**
+     * Waits (at most {@link #HANG}) until {@code t} is parked in the mailbox's room queue, so that the order of the
+     * parked senders is the order they were started in.
+     */
+    static void awaitParked(Thread t, Mailbox<Integer> mailbox) {
+        final Object blocker = ring(mailbox);
+        final long deadline = System.nanoTime() + HANG.toNanos();
+        while (java.util.concurrent.locks.LockSupport.getBlocker(t) != blocker && System.nanoTime() - deadline < 0) {
+            Thread.onSpinWait();
+        }
+    }
+
     /** @return the mask of {@code m} (0 for null and fillers) */
     static int bit(Integer m) {
         return m == null || m.equals(FILLER) ? 0 : 1 << (m - 1);

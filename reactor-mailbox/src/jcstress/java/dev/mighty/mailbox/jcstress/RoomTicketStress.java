@@ -65,6 +65,49 @@ public final class RoomTicketStress {
     }
 
     /**
+     * The interrupt hand-off: a full mailbox of 1, a send parked first and a second one parked behind it. The
+     * consumer frees the slot (the wake-up goes to the first) while the first is interrupted: it gives up, and a
+     * wake-up it got must go to the second. The actor (the consumer) then waits for the second send.
+     */
+    @JCStressTest(Mode.Termination)
+    @Outcome(id = "TERMINATED", expect = ACCEPTABLE,
+            desc = "interrupted before the wake-up (it left the queue, the waker woke the second), or woken first and "
+                    + "it handed the wake-up on as it threw InterruptedException (or it got the slot, and the second "
+                    + "got the next one the actor's second receive freed)")
+    @Outcome(id = "STALE", expect = FORBIDDEN,
+            desc = "lost wake-up: the interrupted waiter took the slot's wake-up with it; the second send stays "
+                    + "parked beside a free slot")
+    @Outcome(id = "ERROR", expect = FORBIDDEN, desc = "the consumer threw")
+    @State
+    public static class InterruptedWaiterHandsOn {
+        final Mailbox<Integer> mailbox = Fixtures.filled(1, 1);
+        final Thread first;
+        final Thread second;
+
+        public InterruptedWaiterHandsOn() {
+            first = Fixtures.sender(mailbox, 1);
+            Fixtures.awaitParked(first, mailbox);
+            second = Fixtures.sender(mailbox, 2);
+            Fixtures.awaitParked(second, mailbox);
+        }
+
+        @Actor
+        public void consumer() throws InterruptedException {
+            mailbox.tryRecv(); // one slot: the first's, unless it gave up
+            first.join();      // it sent (1) or threw InterruptedException
+            while (second.isAlive()) {
+                mailbox.tryRecv(); // frees what the first (if it got in) or the second takes
+                second.join(1);
+            }
+        }
+
+        @Signal
+        public void interrupter() {
+            first.interrupt();
+        }
+    }
+
+    /**
      * A {@code MailboxSubscriber} holding a buffered message (the mailbox of 1 was full) vs the consumer freeing the
      * slot (which wakes the subscriber's registration, which admits it) vs someone else's close. r1 = the message
      * admitted, r2 = counted as rejected because closed.
