@@ -1,5 +1,10 @@
 package dev.mighty.mailbox.kafka;
 
+import static dev.mighty.mailbox.kafka.ReceiverState.CLOSED;
+import static dev.mighty.mailbox.kafka.ReceiverState.NEW;
+import static dev.mighty.mailbox.kafka.ReceiverState.RUNNING;
+import static dev.mighty.mailbox.kafka.ReceiverState.STOPPING;
+
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -204,8 +209,6 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     /** The default of {@link Builder#maxUnacknowledged}. */
     public static final int DEFAULT_MAX_UNACKNOWLEDGED = 4096;
 
-    /** Kafka's own default of {@code max.poll.records}. */
-    static final int KAFKA_MAX_POLL_RECORDS = 500;
     static final int COMMIT_ATTEMPTS = 3;
     /** How many times a room wake-up reserves again after losing its re-registration to a race, at most. */
     private static final int ROOM_ROUNDS = 4;
@@ -243,11 +246,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
 
     private static final Logger LOG = System.getLogger(KafkaMailboxReceiver.class.getName());
 
-    private static final int NEW = 0;
-    private static final int RUNNING = 1;
-    private static final int STOPPING = 2;
-    private static final int CLOSED = 3;
-
+    private final ReceiverSettings<K, V> settings;
     private final org.apache.kafka.clients.consumer.Consumer<K, V> consumer;
     private final List<String> topics;
     /** Set instead of a topic list for a pattern subscription. */
@@ -268,19 +267,17 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     /** The topics as {@link KafkaReceiverStats#topics()} gives them. */
     private final String topicsLabel;
     private final int maxUnacknowledged;
-    private final Duration receiveCloseTimeout;
     private final AtomicBoolean receiveClaimed = new AtomicBoolean();
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private final Mailbox<ReceivedRecord<K, V>> mailbox;
     private final MailboxRing<ReceivedRecord<K, V>> ring;
-    private final int maxPollRecords;
     /** Reservations the poll thread wants before a normal poll: {@code min(max.poll.records, capacity)}. */
     private final int pollThreshold;
     private final long commitIntervalNanos;
     private final Duration pollTimeout;
     private final long revocationTimeoutNanos;
     private final Consumer<? super RecordDeserializationException> deserializationErrorHandler;
-    private final AtomicInteger state = new AtomicInteger(NEW);
+    private final AtomicReference<ReceiverState> state = new AtomicReference<>(ReceiverState.NEW);
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final Thread pollThread;
     /**
@@ -366,51 +363,30 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     private long failedCommitNanos;
     private long lastCommitNanos;
 
-    private KafkaMailboxReceiver(Builder<K, V> builder) {
-        this.topicPattern = builder.topicPattern;
-        this.assignment = builder.assignment;
-        this.onAssigned = builder.onAssigned;
-        this.onRevoked = builder.onRevoked;
-        this.onLost = builder.onLost;
-        if (builder.topics != null) {
-            this.topics = List.copyOf(builder.topics);
-        } else if (topicPattern != null) {
-            this.topics = List.of(topicPattern.pattern());
-        } else {
-            this.topics = assignment.stream().map(TopicPartition::topic).distinct().sorted()
-                    .collect(java.util.stream.Collectors.toUnmodifiableList());
-        }
-        this.groupId = String.valueOf(builder.config.get(ConsumerConfig.GROUP_ID_CONFIG));
-        this.topicsLabel = String.join(",", topics);
-        this.label = topicsLabel + " group=" + groupId;
+    private KafkaMailboxReceiver(ReceiverSettings<K, V> settings) {
+        this.settings = settings;
+        this.topics = settings.topics;
+        this.topicPattern = settings.topicPattern;
+        this.assignment = settings.assignment;
+        this.onAssigned = settings.onAssigned;
+        this.onRevoked = settings.onRevoked;
+        this.onLost = settings.onLost;
+        this.groupId = settings.groupId;
+        this.topicsLabel = settings.topicsLabel;
+        this.label = settings.label;
         this.stats = new KafkaReceiverStats(groupId, topicsLabel, 0, 0, 0, 0L, 0L, -1L, 0L, 0L, 0L, 0L, 0L);
-        this.maxUnacknowledged = builder.maxUnacknowledged;
-        this.receiveCloseTimeout = builder.revocationTimeout;
-        this.mailbox = Mailboxes.<ReceivedRecord<K, V>>builder().capacity(builder.capacity)
+        this.maxUnacknowledged = settings.maxUnacknowledged;
+        this.mailbox = Mailboxes.<ReceivedRecord<K, V>>builder().capacity(settings.capacity)
                 .name("kafka-receiver-" + String.join(",", topics)).build();
         this.ring = MailboxRing.of(mailbox);
-        final Map<String, Object> config = new HashMap<>(builder.config);
-        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        final Object userMaxPoll = config.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
-        if (userMaxPoll == null) {
-            this.maxPollRecords = Math.min(KAFKA_MAX_POLL_RECORDS, mailbox.capacity());
-            config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPollRecords);
-        } else {
-            this.maxPollRecords = positiveInt(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, userMaxPoll);
-        }
-        this.pollThreshold = Math.min(maxPollRecords, mailbox.capacity());
+        this.pollThreshold = settings.pollThreshold;
         this.batch = new ArrayList<>(pollThreshold);
-        this.commitIntervalNanos = builder.commitInterval.toNanos();
-        this.pollTimeout = builder.pollTimeout;
-        this.revocationTimeoutNanos = builder.revocationTimeout.toNanos();
-        this.deserializationErrorHandler = builder.deserializationErrorHandler;
-        this.consumer = Objects.requireNonNull(builder.consumerFactory.apply(config), "consumerFactory result");
-        if (builder.threadFactory == null) {
-            this.pollThread = new Thread(this::run, threadName("poll"));
-            this.pollThread.setDaemon(true);
-        } else {
-            this.pollThread = Objects.requireNonNull(builder.threadFactory.newThread(this::run), "threadFactory result");
-        }
+        this.commitIntervalNanos = settings.commitIntervalNanos;
+        this.pollTimeout = settings.pollTimeout;
+        this.revocationTimeoutNanos = settings.revocationTimeoutNanos;
+        this.deserializationErrorHandler = settings.deserializationErrorHandler;
+        this.consumer = settings.newConsumer();
+        this.pollThread = settings.newPollThread(this::run);
     }
 
     /**
@@ -518,11 +494,11 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     }
 
     Duration receiveCloseTimeout() {
-        return receiveCloseTimeout;
+        return settings.revocationTimeout;
     }
 
     String threadName(String role) {
-        return "kafka-mailbox-" + role + "-" + String.join(",", topics);
+        return settings.threadName(role);
     }
 
     /**
@@ -761,7 +737,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
 
     private void stop(Duration timeout, boolean halt) {
         for (;;) {
-            final int s = state.get();
+            final ReceiverState s = state.get();
             if (s == NEW) {
                 if (state.compareAndSet(NEW, CLOSED)) {
                     try {
@@ -1763,20 +1739,11 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
 
     /** @return {@code max.poll.records} as the consumer got it (tests) */
     int maxPollRecords() {
-        return maxPollRecords;
+        return settings.maxPollRecords;
     }
 
     private String stateName() {
-        switch (state.get()) {
-            case NEW:
-                return "new";
-            case RUNNING:
-                return "running";
-            case STOPPING:
-                return "stopping";
-            default:
-                return "closed";
-        }
+        return state.get().toString();
     }
 
     private static long saturatedNanos(Duration d) {
@@ -1785,19 +1752,6 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         } catch (ArithmeticException e) {
             return Long.MAX_VALUE / 2;
         }
-    }
-
-    private static int positiveInt(String key, Object value) {
-        final int parsed;
-        try {
-            parsed = value instanceof Number ? ((Number) value).intValue() : Integer.parseInt(value.toString().trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(key + ": " + value + " (expected: a positive int)", e);
-        }
-        if (parsed < 1) {
-            throw new IllegalArgumentException(key + ": " + value + " (expected: a positive int)");
-        }
-        return parsed;
     }
 
     @Override
@@ -1814,37 +1768,28 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      * @param <V> the value type
      */
     public static final class Builder<K, V> {
-        private final Map<String, Object> config;
-        private List<String> topics;
-        private Pattern topicPattern;
-        private List<TopicPartition> assignment;
-        private BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+        final Map<String, Object> config;
+        List<String> topics;
+        Pattern topicPattern;
+        List<TopicPartition> assignment;
+        BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
                 ? super Collection<TopicPartition>> onAssigned;
-        private BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+        BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
                 ? super Collection<TopicPartition>> onRevoked;
-        private BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
+        BiConsumer<? super org.apache.kafka.clients.consumer.Consumer<K, V>,
                 ? super Collection<TopicPartition>> onLost;
-        private int capacity = DEFAULT_CAPACITY;
-        private Duration commitInterval = DEFAULT_COMMIT_INTERVAL;
-        private Duration pollTimeout = DEFAULT_POLL_TIMEOUT;
-        private Duration revocationTimeout = DEFAULT_REVOCATION_TIMEOUT;
-        private Consumer<? super RecordDeserializationException> deserializationErrorHandler;
-        private int maxUnacknowledged = DEFAULT_MAX_UNACKNOWLEDGED;
-        private Function<Map<String, Object>, ? extends org.apache.kafka.clients.consumer.Consumer<K, V>>
+        int capacity = DEFAULT_CAPACITY;
+        Duration commitInterval = DEFAULT_COMMIT_INTERVAL;
+        Duration pollTimeout = DEFAULT_POLL_TIMEOUT;
+        Duration revocationTimeout = DEFAULT_REVOCATION_TIMEOUT;
+        Consumer<? super RecordDeserializationException> deserializationErrorHandler;
+        int maxUnacknowledged = DEFAULT_MAX_UNACKNOWLEDGED;
+        Function<Map<String, Object>, ? extends org.apache.kafka.clients.consumer.Consumer<K, V>>
                 consumerFactory = KafkaConsumer::new;
-        private ThreadFactory threadFactory;
+        ThreadFactory threadFactory;
 
         Builder(Map<String, Object> config) {
-            this.config = Map.copyOf(Objects.requireNonNull(config, "consumerConfig"));
-            final Object autoCommit = this.config.get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
-            if (autoCommit != null && Boolean.parseBoolean(autoCommit.toString().trim())) {
-                throw new IllegalArgumentException(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG + ": " + autoCommit
-                        + " (expected: false or absent; the receiver commits what is acknowledged)");
-            }
-            if (!this.config.containsKey(ConsumerConfig.GROUP_ID_CONFIG)) {
-                throw new IllegalArgumentException(ConsumerConfig.GROUP_ID_CONFIG
-                        + ": absent (expected: a consumer group id; the receiver subscribes with group management)");
-            }
+            this.config = ReceiverSettings.checkConsumerConfig(config);
         }
 
         /**
@@ -1854,11 +1799,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
          * @return this
          */
         public Builder<K, V> topics(List<String> topics) {
-            Objects.requireNonNull(topics, "topics");
-            if (topics.isEmpty()) {
-                throw new IllegalArgumentException("topics: [] (expected: at least one topic)");
-            }
-            this.topics = List.copyOf(topics); // NPE on a null element
+            this.topics = ReceiverSettings.checkTopics(topics);
             return this;
         }
 
@@ -1882,11 +1823,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
          * @return this
          */
         public Builder<K, V> assignment(Collection<TopicPartition> partitions) {
-            Objects.requireNonNull(partitions, "partitions");
-            if (partitions.isEmpty()) {
-                throw new IllegalArgumentException("assignment: [] (expected: at least one partition)");
-            }
-            this.assignment = List.copyOf(partitions);
+            this.assignment = ReceiverSettings.checkAssignment(partitions);
             return this;
         }
 
@@ -1957,7 +1894,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
          * @return this
          */
         public Builder<K, V> commitInterval(Duration commitInterval) {
-            this.commitInterval = positive("commitInterval", commitInterval);
+            this.commitInterval = ReceiverSettings.positive("commitInterval", commitInterval);
             return this;
         }
 
@@ -1969,7 +1906,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
          * @return this
          */
         public Builder<K, V> pollTimeout(Duration pollTimeout) {
-            this.pollTimeout = positive("pollTimeout", pollTimeout);
+            this.pollTimeout = ReceiverSettings.positive("pollTimeout", pollTimeout);
             return this;
         }
 
@@ -1982,11 +1919,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
          * @return this
          */
         public Builder<K, V> revocationTimeout(Duration revocationTimeout) {
-            Objects.requireNonNull(revocationTimeout, "revocationTimeout");
-            if (revocationTimeout.isNegative()) {
-                throw new IllegalArgumentException("revocationTimeout: " + revocationTimeout + " (expected: >= 0)");
-            }
-            this.revocationTimeout = revocationTimeout;
+            this.revocationTimeout = ReceiverSettings.nonNegative("revocationTimeout", revocationTimeout);
             return this;
         }
 
@@ -2024,10 +1957,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
          * @return this
          */
         public Builder<K, V> maxUnacknowledged(int perPartition) {
-            if (perPartition < 1) {
-                throw new IllegalArgumentException("maxUnacknowledged: " + perPartition + " (expected: >= 1)");
-            }
-            this.maxUnacknowledged = perPartition;
+            this.maxUnacknowledged = ReceiverSettings.checkMaxUnacknowledged(perPartition);
             return this;
         }
 
@@ -2064,23 +1994,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
          * @throws org.apache.kafka.common.KafkaException if the consumer configuration is invalid
          */
         public KafkaMailboxReceiver<K, V> build() {
-            final int sources = (topics == null ? 0 : 1) + (topicPattern == null ? 0 : 1) + (assignment == null ? 0 : 1);
-            if (sources == 0) {
-                throw new IllegalStateException("topics: not set (expected: topics(List) before build())");
-            }
-            if (sources > 1) {
-                throw new IllegalStateException("topics, topicPattern, assignment: " + sources
-                        + " set (expected: exactly one)");
-            }
-            return new KafkaMailboxReceiver<>(this);
-        }
-
-        private static Duration positive(String name, Duration d) {
-            Objects.requireNonNull(d, name);
-            if (d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(name + ": " + d + " (expected: > 0)");
-            }
-            return d;
+            return new KafkaMailboxReceiver<>(new ReceiverSettings<>(this));
         }
     }
 }
