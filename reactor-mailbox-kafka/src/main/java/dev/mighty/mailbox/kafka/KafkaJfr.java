@@ -5,7 +5,7 @@ import jdk.jfr.FlightRecorder;
 /**
  * The {@code jdk.jfr} side of the receiver: creates and commits its events. Loaded only when the receiver
  * calls it, which it does only behind {@code MailboxEvents.enabled()} and inside a
- * {@code catch (RuntimeException | LinkageError)} (see {@code KafkaMailboxReceiver.recordUnacknowledged}), so
+ * {@code catch (RuntimeException | LinkageError)} (see {@code Ledgers.recordUnacknowledged}), so
  * {@link KafkaMailboxReceiver} itself names no {@code jdk.jfr} type and links without the module.
  *
  * <h2>Cost</h2>

@@ -119,7 +119,7 @@ class KafkaCommitFailuresTest {
         final KafkaMailboxReceiver<String, String> receiver = receiver(group, topic, consumer,
                 Duration.ofMillis(50));
         final long grace = TimeUnit.SECONDS.toNanos(2);
-        receiver.commitFailureGraceNanos = grace;
+        receiver.loop().committer.commitFailureGraceNanos = grace;
         final FaultyConsumer<String, String> faulty = consumer.get();
         final GroupAuthorizationException denied = new GroupAuthorizationException("injected");
         for (int i = 0; i < 3; i++) {
@@ -176,7 +176,7 @@ class KafkaCommitFailuresTest {
         final KafkaMailboxReceiver<String, String> receiver = receiver(group, topic, consumer,
                 Duration.ofMillis(50));
         final long grace = TimeUnit.MILLISECONDS.toNanos(500);
-        receiver.commitFailureGraceNanos = grace;
+        receiver.loop().committer.commitFailureGraceNanos = grace;
         final FaultyConsumer<String, String> faulty = consumer.get();
         final Mailbox<ReceivedRecord<String, String>> inbox = receiver.mailbox();
         receiver.start();

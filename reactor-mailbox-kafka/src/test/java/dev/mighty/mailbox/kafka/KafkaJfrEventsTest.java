@@ -97,7 +97,7 @@ class KafkaJfrEventsTest {
                 .topics(List.of(topic))
                 .commitInterval(Duration.ofMillis(50))
                 .build();
-        receiver.longOpenNanos = Long.MAX_VALUE; // no episode can start before the acknowledgements below
+        receiver.loop().ledgers.longOpenNanos = Long.MAX_VALUE; // no episode can start before the acknowledgements below
         final Mailbox<ReceivedRecord<String, String>> inbox = receiver.mailbox();
         receiver.start();
         try {
@@ -112,7 +112,7 @@ class KafkaJfrEventsTest {
                 }
             }
             assertThat(open).isNotNull();
-            receiver.longOpenNanos = 1L; // volatile: the poll thread that reads it sees the acknowledgements above
+            receiver.loop().ledgers.longOpenNanos = 1L; // volatile: the poll thread that reads it sees the acknowledgements above
 
             assertThat(eventually(() -> !events(topic, 0).isEmpty())).as("an event for partition 0").isTrue();
             final Seen event = events(topic, 0).get(0);

@@ -79,7 +79,7 @@ class KafkaMailboxReceiverBuilderTest {
                 .capacity(100) // rounded up to 128
                 .build();
         assertThat(receiver.mailbox().capacity()).isEqualTo(128);
-        assertThat(receiver.maxPollRecords()).as("min(500, capacity)").isEqualTo(128);
+        assertThat(receiver.loop().settings.maxPollRecords).as("min(500, capacity)").isEqualTo(128);
         assertThat(receiver.paused()).isFalse();
         receiver.close();
         receiver.close(Duration.ZERO); // twice: harmless
@@ -118,7 +118,7 @@ class KafkaMailboxReceiverBuilderTest {
         final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver.<String, String>builder(config)
                 .topics(topics).build();
         topics.add("u");
-        assertThat(receiver.maxPollRecords()).as("Kafka's default").isEqualTo(500);
+        assertThat(receiver.loop().settings.maxPollRecords).as("Kafka's default").isEqualTo(500);
         receiver.close();
         assertThat(config).isEqualTo(copy);
         assertThat(receiver.toString()).contains("topics=[t]");

@@ -228,7 +228,7 @@ class KafkaMailboxReceiverTest {
                 }
             })).as("A committed something for every partition").isTrue();
         } finally {
-            a.halt(); // no final commit: as if the process died
+            a.loop().halt(); // no final commit: as if the process died
             ackers.shutdown();
             assertThat(ackers.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
         }

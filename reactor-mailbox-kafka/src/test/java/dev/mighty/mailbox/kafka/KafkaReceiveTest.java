@@ -403,15 +403,15 @@ class KafkaReceiveTest {
             final KafkaMailboxReceiver<String, String> receiver = member("rx-room-group", topic)
                     .capacity(capacity)
                     .build();
-            assertThat(receiver.maxPollRecords()).isEqualTo(capacity);
+            assertThat(receiver.loop().settings.maxPollRecords).isEqualTo(capacity);
             final Mailbox<ReceivedRecord<String, String>> inbox = receiver.mailbox();
             final Set<Long> offsets = ConcurrentHashMap.newKeySet();
             receiver.start();
             try {
                 // full: occupied = capacity, so the poll thread holds no reservation and waits for a whole poll
-                assertThat(eventually(() -> inbox.size() == capacity && receiver.awaitingRoomNow())).isTrue();
-                final long wakeups = receiver.roomWakeups();
-                final long declined = receiver.roomDeclined();
+                assertThat(eventually(() -> inbox.size() == capacity && receiver.loop().admission.awaitingRoomNow())).isTrue();
+                final long wakeups = receiver.loop().admission.roomWakeups();
+                final long declined = receiver.loop().admission.roomDeclined();
                 for (int i = 1; i < capacity; i++) {
                     final ReceivedRecord<String, String> r = inbox.recv(KafkaTestSupport.WAIT);
                     assertThat(r).isNotNull();
@@ -419,10 +419,10 @@ class KafkaReceiveTest {
                     r.acknowledge();
                     // the receive woke the registration on this thread: it reserved the slot for the poll thread,
                     // found less than a poll's worth, and registered again without unparking it
-                    assertThat(receiver.roomDeclined() - declined).isEqualTo(i);
-                    assertThat(receiver.roomWakeups()).as("poll thread unparked after %s freed slots", i)
+                    assertThat(receiver.loop().admission.roomDeclined() - declined).isEqualTo(i);
+                    assertThat(receiver.loop().admission.roomWakeups()).as("poll thread unparked after %s freed slots", i)
                             .isEqualTo(wakeups);
-                    assertThat(receiver.awaitingRoomNow()).isTrue();
+                    assertThat(receiver.loop().admission.awaitingRoomNow()).isTrue();
                 }
                 // the last slot makes a poll's worth: the receiver polls again and every record arrives
                 for (int i = capacity; i <= count; i++) {
