@@ -420,6 +420,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         Duration revocationTimeout = DEFAULT_REVOCATION_TIMEOUT;
         Consumer<? super RecordDeserializationException> deserializationErrorHandler;
         int maxUnacknowledged = DEFAULT_MAX_UNACKNOWLEDGED;
+        Duration maxUnacknowledgedAge;
+        BiConsumer<? super TopicPartition, ? super Long> onOverdue;
         Function<Map<String, Object>, ? extends org.apache.kafka.clients.consumer.Consumer<K, V>>
                 consumerFactory = KafkaConsumer::new;
         ThreadFactory threadFactory;
@@ -583,6 +585,39 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
          */
         public Builder<K, V> maxUnacknowledged(int perPartition) {
             this.maxUnacknowledged = ReceiverSettings.checkMaxUnacknowledged(perPartition);
+            return this;
+        }
+
+        /**
+         * Escalates a record left unacknowledged: when a partition's oldest unacknowledged record has been the oldest
+         * for {@code maxAge}, the receiver fails with {@link UnacknowledgedRecordException} (after committing what is
+         * acknowledged, so the record goes to the partition's next owner). Without it (the default) such a record
+         * only holds its partition at {@link #maxUnacknowledged} and is logged after 30 s.
+         *
+         * @param maxAge how long a record may stay its partition's oldest unacknowledged one, {@code > 0}; checked
+         *        by the poll thread at each turn (at most {@code pollTimeout} late)
+         * @return this
+         */
+        public Builder<K, V> maxUnacknowledgedAge(Duration maxAge) {
+            this.maxUnacknowledgedAge = ReceiverSettings.positive("maxAge", maxAge);
+            this.onOverdue = null;
+            return this;
+        }
+
+        /**
+         * As {@link #maxUnacknowledgedAge(Duration)}, but an overdue record is handed to {@code handler} (its partition
+         * and offset, on the poll thread: log it, send it to a dead-letter topic) and then counts as acknowledged, so
+         * its partition moves on instead of the receiver failing. The record is then at most once: choose
+         * {@code maxAge} far above the longest processing time, or processing still under way is committed past.
+         *
+         * @param maxAge how long a record may stay its partition's oldest unacknowledged one, {@code > 0}
+         * @param handler told of each overdue record, once; if it throws, the receiver fails with it
+         * @return this
+         */
+        public Builder<K, V> maxUnacknowledgedAge(Duration maxAge,
+                BiConsumer<? super TopicPartition, ? super Long> handler) {
+            this.maxUnacknowledgedAge = ReceiverSettings.positive("maxAge", maxAge);
+            this.onOverdue = Objects.requireNonNull(handler, "handler");
             return this;
         }
 

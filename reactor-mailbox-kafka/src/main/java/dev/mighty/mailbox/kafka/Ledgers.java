@@ -2,6 +2,7 @@ package dev.mighty.mailbox.kafka;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -11,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
 import dev.mighty.mailbox.internal.MailboxEvents;
@@ -41,6 +43,8 @@ final class Ledgers {
     private final String label;
     private final String groupId;
     private final int maxUnacknowledged;
+    private final long maxAgeNanos;
+    private final BiConsumer<? super TopicPartition, ? super Long> onOverdue;
     private final PartitionAcks.CommitRequests commitRequests;
     private final ReceiverStatsCell stats;
     private final Map<TopicPartition, PartitionAcks> ledgers = new HashMap<>();
@@ -69,6 +73,8 @@ final class Ledgers {
         this.label = settings.label;
         this.groupId = settings.groupId;
         this.maxUnacknowledged = settings.maxUnacknowledged;
+        this.maxAgeNanos = settings.maxUnacknowledgedAgeNanos;
+        this.onOverdue = settings.onOverdue;
         this.commitRequests = commitRequests;
         this.stats = stats;
     }
@@ -162,7 +168,10 @@ final class Ledgers {
             } else if (!over && atBound.remove(partition)) {
                 (toResume == null ? toResume = new ArrayList<>() : toResume).add(partition);
             }
-            final long age = ledger.oldestUnacknowledgedNanos(now);
+            long age = ledger.oldestUnacknowledgedNanos(now);
+            if (age >= maxAgeNanos) {
+                age = overdue(ledger, age, now);
+            }
             oldest = Math.max(oldest, age);
             if (age >= longOpen) {
                 if (warned.add(partition)) {
@@ -191,6 +200,27 @@ final class Ledgers {
             final int assigned = ledgers.size();
             stats.refresh(assigned, paused ? assigned : atBound.size(), atBound.size(), open, oldest, lag);
         }
+    }
+
+    /**
+     * N1's escalation: the partition's oldest unacknowledged record passed {@code maxUnacknowledgedAge}. Without a
+     * handler that is fatal (the receiver ends with {@link UnacknowledgedRecordException}, committing what is
+     * acknowledged, so the record goes to the partition's next owner); with one, the handler is told and the record
+     * counts as acknowledged, so the partition moves on.
+     *
+     * @return the partition's oldest-unacknowledged age after the escalation
+     */
+    private long overdue(PartitionAcks ledger, long age, long now) {
+        if (onOverdue == null) {
+            throw new UnacknowledgedRecordException(ledger.partition, ledger.commitOffset(),
+                    Duration.ofNanos(age), Duration.ofNanos(maxAgeNanos));
+        }
+        final long offset = ledger.acknowledgeOldest();
+        LOG.log(Level.WARNING, "receiver {0}: partition {1}: the record at offset {2} was not acknowledged within {3}"
+                + " ms; acknowledged on the application''s behalf (maxUnacknowledgedAge handler)", label,
+                ledger.partition, offset, TimeUnit.NANOSECONDS.toMillis(maxAgeNanos));
+        onOverdue.accept(ledger.partition, offset);
+        return ledger.oldestUnacknowledgedNanos(now);
     }
 
     private void warnLongOpen(PartitionAcks ledger, long age, boolean over) {

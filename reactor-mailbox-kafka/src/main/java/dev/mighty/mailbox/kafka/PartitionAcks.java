@@ -175,6 +175,21 @@ final class PartitionAcks extends PartitionAcksPad {
         FLAG.setRelease(chunk.acked, index, ACKED); // pairs with getAcquire in commitOffset()
     }
 
+    /**
+     * Acknowledges the oldest unacknowledged entry on the application's behalf (its age passed
+     * {@code maxUnacknowledgedAge} and a handler took it over). Poll thread.
+     *
+     * @return its offset, or -1 if every entry is acknowledged
+     */
+    long acknowledgeOldest() {
+        final long offset = commitOffset(); // trims: head/headIndex is the oldest unacknowledged entry, if any
+        if (appended == trimmed) {
+            return -1L;
+        }
+        FLAG.setRelease(head.acked, headIndex, ACKED);
+        return offset;
+    }
+
     /** @return the thread that acknowledged last, or null: a hint for close(). Any thread. */
     Thread lastAcknowledger() {
         return lastAcknowledger;

@@ -60,6 +60,10 @@ final class ReceiverSettings<K, V> {
     final Duration revocationTimeout;
     final long revocationTimeoutNanos;
     final Consumer<? super RecordDeserializationException> deserializationErrorHandler;
+    /** The age at which a partition's oldest unacknowledged record is overdue, or Long.MAX_VALUE (never). */
+    final long maxUnacknowledgedAgeNanos;
+    /** Takes an overdue record over (it then counts as acknowledged); null: an overdue record is fatal. */
+    final BiConsumer<? super TopicPartition, ? super Long> onOverdue;
     private final Function<Map<String, Object>, ? extends org.apache.kafka.clients.consumer.Consumer<K, V>>
             consumerFactory;
     private final ThreadFactory threadFactory;
@@ -112,6 +116,9 @@ final class ReceiverSettings<K, V> {
         this.revocationTimeout = builder.revocationTimeout;
         this.revocationTimeoutNanos = builder.revocationTimeout.toNanos();
         this.deserializationErrorHandler = builder.deserializationErrorHandler;
+        this.maxUnacknowledgedAgeNanos = builder.maxUnacknowledgedAge == null ? Long.MAX_VALUE
+                : ReceiverLifecycle.saturatedNanos(builder.maxUnacknowledgedAge);
+        this.onOverdue = builder.onOverdue;
         this.consumerFactory = builder.consumerFactory;
         this.threadFactory = builder.threadFactory;
     }

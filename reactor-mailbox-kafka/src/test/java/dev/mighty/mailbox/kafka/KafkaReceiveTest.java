@@ -358,6 +358,73 @@ class KafkaReceiveTest {
         }
     }
 
+    /** N1's escalation: a record left unacknowledged past maxUnacknowledgedAge fails the receiver, or a handler. */
+    @Nested
+    class MaxUnacknowledgedAgeEscalates {
+
+        @Test
+        void shouldFailTheStreamNamingTheRecordLeftUnacknowledged() throws Exception {
+            final String topic = "rx-age-fail";
+            loadTopic(kafka, topic, 1, 50);
+            final KafkaMailboxReceiver<String, String> receiver = member("rx-age-fail-group", topic)
+                    .maxUnacknowledgedAge(Duration.ofMillis(300))
+                    .build();
+            try {
+                StepVerifier.create(receiver.receive()
+                                .filter(r -> r.offset() != 7L) // dropped without an acknowledgement
+                                .doOnNext(ReceivedRecord::acknowledge)
+                                .then())
+                        .expectErrorSatisfies(e -> {
+                            assertThat(e).isInstanceOf(UnacknowledgedRecordException.class);
+                            final UnacknowledgedRecordException u = (UnacknowledgedRecordException) e;
+                            assertThat(u.partition()).isEqualTo(new TopicPartition(topic, 0));
+                            assertThat(u.offset()).isEqualTo(7L);
+                            assertThat(u.age()).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+                        })
+                        .verify(Duration.ofSeconds(30));
+                // the receiver committed what was acknowledged, and not past the record: its next owner gets it
+                assertThat(kafka.committed("rx-age-fail-group").get(new TopicPartition(topic, 0))).isEqualTo(7L);
+            } finally {
+                receiver.close(Duration.ofSeconds(5));
+            }
+        }
+
+        @Test
+        void shouldHandTheRecordToTheHandlerAndMoveThePartitionOn() throws Exception {
+            final String topic = "rx-age-handler";
+            final Map<TopicPartition, Long> ends = loadTopic(kafka, topic, 1, 200);
+            final List<Long> overdue = new java.util.concurrent.CopyOnWriteArrayList<>();
+            final KafkaMailboxReceiver<String, String> receiver = member("rx-age-handler-group", topic)
+                    .maxUnacknowledged(20) // the dropped record would stop the partition without the handler
+                    .maxUnacknowledgedAge(Duration.ofMillis(300), (partition, offset) -> overdue.add(offset))
+                    .build();
+            final AtomicInteger delivered = new AtomicInteger();
+            final Disposable sub = receiver.receive()
+                    .doOnNext(r -> delivered.incrementAndGet())
+                    .filter(r -> r.offset() != 7L)
+                    .subscribe(ReceivedRecord::acknowledge);
+            try {
+                assertThat(committedTo(kafka, "rx-age-handler-group", ends))
+                        .as("committed to the end: the handler took the dropped record over").isTrue();
+                assertThat(overdue).containsExactly(7L);
+                assertThat(delivered.get()).isEqualTo(200);
+            } finally {
+                sub.dispose();
+                receiver.close(Duration.ofSeconds(5));
+            }
+        }
+
+        @Test
+        void shouldRejectANonPositiveAge() {
+            final KafkaMailboxReceiver.Builder<String, String> builder = member("rx-age-bad", "rx-age-bad");
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> builder.maxUnacknowledgedAge(Duration.ZERO))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxAge");
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                    () -> builder.maxUnacknowledgedAge(Duration.ofSeconds(1), null))
+                    .isInstanceOf(NullPointerException.class);
+        }
+    }
+
     /** N7: the close waits only for records handed out, not for those still in the mailbox. */
     @Nested
     class CloseWaitsOnlyForRecordsHandedOut {
