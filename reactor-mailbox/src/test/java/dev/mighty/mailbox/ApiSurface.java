@@ -71,12 +71,9 @@ public final class ApiSurface {
      */
     public static ApiSurface of(Class<?> anyClassOfTheModule) {
         final Path classes = classesDirectory(anyClassOfTheModule);
-        final ModuleReference reference = ModuleFinder.of(classes).findAll().stream().findFirst()
-                .orElseThrow(() -> new AssertionError("no module descriptor in " + classes));
-        final ModuleDescriptor descriptor = reference.descriptor();
+        final ModuleDescriptor descriptor = descriptor(classes);
         final ClassLoader loader = anyClassOfTheModule.getClassLoader();
-        final Set<String> exported = descriptor.exports().stream().filter(e -> !e.isQualified())
-                .map(ModuleDescriptor.Exports::source).collect(Collectors.toCollection(TreeSet::new));
+        final Set<String> exported = exportedPackages(descriptor);
 
         final List<String> out = new ArrayList<>();
         int types = 0;
@@ -378,6 +375,29 @@ public final class ApiSurface {
 
     // ------------------------------------------------------------------------------------------ plumbing
 
+    /**
+     * @param anyClassOfTheModule a class in the module's {@code target/classes}
+     * @return the packages the module exports to everyone whose {@code package-info} is not annotated
+     *         {@code @org.jspecify.annotations.NullMarked}, sorted (empty when all are)
+     */
+    public static List<String> exportedPackagesNotNullMarked(Class<?> anyClassOfTheModule) {
+        final ClassLoader loader = anyClassOfTheModule.getClassLoader();
+        return exportedPackages(descriptor(classesDirectory(anyClassOfTheModule))).stream()
+                .filter(pkg -> !packageAnnotations(pkg, loader).contains("@NullMarked"))
+                .toList();
+    }
+
+    private static ModuleDescriptor descriptor(Path classes) {
+        final ModuleReference reference = ModuleFinder.of(classes).findAll().stream().findFirst()
+                .orElseThrow(() -> new AssertionError("no module descriptor in " + classes));
+        return reference.descriptor();
+    }
+
+    private static Set<String> exportedPackages(ModuleDescriptor descriptor) {
+        return descriptor.exports().stream().filter(e -> !e.isQualified())
+                .map(ModuleDescriptor.Exports::source).collect(Collectors.toCollection(TreeSet::new));
+    }
+
     /** @return {@code target/classes} of the module holding the class */
     public static Path classesDirectory(Class<?> type) {
         try {
@@ -441,12 +461,12 @@ public final class ApiSurface {
                 sign = ' ';
                 i++;
                 j++;
-            } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
-                line = after.get(j++);
-                sign = '+';
-            } else {
+            } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
                 line = before.get(i++);
                 sign = '-';
+            } else {
+                line = after.get(j++);
+                sign = '+';
             }
             if (sign == ' ') {
                 if (!line.isEmpty() && !line.startsWith(" ")) {
