@@ -11,6 +11,8 @@
  * {@code dev.mighty.mailbox.kafka.micrometer}) are optional, {@code requires static}: a module using those faces
  * requires its library itself, and the low-level path (the receiver's mailbox, acknowledgements, {@code stats()})
  * neither needs nor loads them. The JFR event is recorded when {@code jdk.jfr} is resolved, as the core's.
+ * {@code org.jspecify} is {@code requires static} too: its annotations ({@code @NullMarked} on both packages) are
+ * read from the class files by name, and nothing loads them at run time.
  */
 module dev.mighty.mailbox.kafka {
     requires transitive dev.mighty.mailbox;
@@ -19,6 +21,7 @@ module dev.mighty.mailbox.kafka {
     requires static reactor.core;
     requires static micrometer.core;
     requires static jdk.jfr;
+    requires static org.jspecify;
 
     exports dev.mighty.mailbox.kafka;
     exports dev.mighty.mailbox.kafka.micrometer;

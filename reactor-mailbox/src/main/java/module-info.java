@@ -10,6 +10,9 @@
  * then demand both on the module path of every module that reads this one, even one that uses neither. The JFR
  * events are recorded when {@code jdk.jfr} is resolved (always on the class path; on the module path, when some
  * module requires it or with {@code --add-modules jdk.jfr}), and the mailbox works without it.
+ * {@code org.jspecify} (the {@code @NullMarked} and {@code @Nullable} annotations of the API) is
+ * {@code requires static} as well: null checkers and Kotlin read the annotations from the class files, and nothing
+ * loads them at run time.
  * {@code dev.mighty.mailbox.internal} is not API: it is exported to the Kafka bridge's module only (see below).
  */
 module dev.mighty.mailbox {

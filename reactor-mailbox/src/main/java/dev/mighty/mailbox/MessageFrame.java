@@ -4,6 +4,8 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * An immutable message descriptor for a {@link FrameMailbox}: a kind, a correlation id and a payload.
  */
@@ -71,7 +73,7 @@ public final class MessageFrame {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         if (this == o) {
             return true;
         }

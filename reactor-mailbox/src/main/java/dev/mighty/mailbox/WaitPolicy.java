@@ -1,5 +1,7 @@
 package dev.mighty.mailbox;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * How a consumer waits for the next message once it finds the mailbox empty: a bounded back-off (spin with
  * {@link Thread#onSpinWait()}, then {@link Thread#yield()}) that keeps polling the slot it waits for, then a
@@ -155,7 +157,7 @@ public final class WaitPolicy {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof WaitPolicy other && other.spins == spins && other.yields == yields;
     }
 

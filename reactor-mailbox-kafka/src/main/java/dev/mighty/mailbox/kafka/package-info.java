@@ -9,4 +9,7 @@
  * which depends on {@code org.apache.kafka:kafka-clients} (4.x) and on the core, {@code reactor-mailbox}.
  * See {@code docs/kafka.md}.
  */
+@NullMarked
 package dev.mighty.mailbox.kafka;
+
+import org.jspecify.annotations.NullMarked;

@@ -104,7 +104,8 @@ class KafkaModuleDescriptorTest {
                     Map.entry("kafka.clients", Set.of(ModuleDescriptor.Requires.Modifier.TRANSITIVE)),
                     Map.entry("reactor.core", Set.of(ModuleDescriptor.Requires.Modifier.STATIC)),
                     Map.entry("micrometer.core", Set.of(ModuleDescriptor.Requires.Modifier.STATIC)),
-                    Map.entry("jdk.jfr", Set.of(ModuleDescriptor.Requires.Modifier.STATIC)));
+                    Map.entry("jdk.jfr", Set.of(ModuleDescriptor.Requires.Modifier.STATIC)),
+                    Map.entry("org.jspecify", Set.of(ModuleDescriptor.Requires.Modifier.STATIC)));
         }
 
         @Test

@@ -4,4 +4,7 @@
  * receiver's meters are in the Kafka bridge's module ({@code dev.mighty.mailbox.kafka.micrometer.KafkaReceiverMetrics},
  * artifact {@code reactor-mailbox-kafka}).
  */
+@NullMarked
 package dev.mighty.mailbox.micrometer;
+
+import org.jspecify.annotations.NullMarked;

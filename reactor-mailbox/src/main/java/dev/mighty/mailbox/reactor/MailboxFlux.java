@@ -9,6 +9,7 @@ import dev.mighty.mailbox.internal.ConsumerRole;
 import dev.mighty.mailbox.internal.MailboxRing;
 import dev.mighty.mailbox.rs.MailboxPublisher;
 import dev.mighty.mailbox.rs.MailboxSubscriber;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.CoreSubscriber;
 import reactor.core.Fuseable;
@@ -105,9 +106,9 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
     private final MailboxRing<T> ring;
     private final int batchSize;
     /** How the fused poller waits on an empty mailbox; null: the default, a linger it earns (see MailboxFluxSubscription). */
-    private final WaitPolicy waitPolicy;
+    private final @Nullable WaitPolicy waitPolicy;
 
-    private MailboxFlux(Mailbox<T> mailbox, int batchSize, WaitPolicy waitPolicy) {
+    private MailboxFlux(Mailbox<T> mailbox, int batchSize, @Nullable WaitPolicy waitPolicy) {
         this.ring = MailboxRing.of(Objects.requireNonNull(mailbox, "mailbox"));
         if (batchSize < 1) {
             throw new IllegalArgumentException("batchSize: " + batchSize + " (expected: >= 1)");
@@ -238,7 +239,7 @@ public final class MailboxFlux<T> extends Flux<T> implements Fuseable, Scannable
 
     @Override
     @SuppressWarnings("rawtypes") // Scannable declares the raw Attr
-    public Object scanUnsafe(Attr key) {
+    public @Nullable Object scanUnsafe(Attr key) {
         final Object mailbox = RingScans.scan(ring, key);
         if (mailbox != null) {
             return mailbox;

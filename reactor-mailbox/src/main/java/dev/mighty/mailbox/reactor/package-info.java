@@ -18,4 +18,7 @@
  * errors to {@code Operators.onErrorDropped}; {@code Scannable.Attr.NAME} is the mailbox's name.
  * Recipes: {@code docs/usage.md}.
  */
+@NullMarked
 package dev.mighty.mailbox.reactor;
+
+import org.jspecify.annotations.NullMarked;

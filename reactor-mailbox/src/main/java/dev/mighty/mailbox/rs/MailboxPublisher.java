@@ -7,6 +7,7 @@ import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.WaitPolicy;
 import dev.mighty.mailbox.internal.MailboxDrain;
 import dev.mighty.mailbox.internal.MailboxRing;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 
@@ -108,7 +109,7 @@ public final class MailboxPublisher<T> implements Publisher<T> {
 
     private final MailboxRing<T> ring;
     private final int batchSize;
-    private final Executor executor;
+    private final @Nullable Executor executor;
     private final WaitPolicy waitPolicy;
     private final boolean closeOnCancel;
 
@@ -166,13 +167,13 @@ public final class MailboxPublisher<T> implements Publisher<T> {
     }
 
     /** @param closeOnCancel whether a cancelled subscription closes the mailbox ({@link MailboxProcessor}) */
-    MailboxPublisher(Mailbox<T> mailbox, int batchSize, Executor executor, boolean closeOnCancel) {
+    MailboxPublisher(Mailbox<T> mailbox, int batchSize, @Nullable Executor executor, boolean closeOnCancel) {
         this(mailbox, batchSize, executor, executor == null ? WaitPolicy.park() : WaitPolicy.defaults(),
                 closeOnCancel);
     }
 
     /** @param closeOnCancel whether a cancelled subscription closes the mailbox ({@link MailboxProcessor}) */
-    MailboxPublisher(Mailbox<T> mailbox, int batchSize, Executor executor, WaitPolicy waitPolicy,
+    MailboxPublisher(Mailbox<T> mailbox, int batchSize, @Nullable Executor executor, WaitPolicy waitPolicy,
             boolean closeOnCancel) {
         this.ring = MailboxRing.of(Objects.requireNonNull(mailbox, "mailbox"));
         if (batchSize < 1) {

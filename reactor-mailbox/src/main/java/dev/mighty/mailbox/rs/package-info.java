@@ -12,4 +12,7 @@
  * </ul>
  * JDK {@code java.util.concurrent.Flow} users go through {@code org.reactivestreams.FlowAdapters}.
  */
+@NullMarked
 package dev.mighty.mailbox.rs;
+
+import org.jspecify.annotations.NullMarked;

@@ -5,4 +5,7 @@
  * a receiver works without it on the class path. The mailbox's own meters are
  * {@code dev.mighty.mailbox.micrometer.MailboxMetrics}, in the core.
  */
+@NullMarked
 package dev.mighty.mailbox.kafka.micrometer;
+
+import org.jspecify.annotations.NullMarked;
