@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -57,6 +58,12 @@ final class Committer<K, V> implements PartitionAcks.CommitRequests {
      * {@link #COMMIT_FAILURE_GRACE_NANOS} unless a test shortens it (not API, no builder knob). Read by the poll thread.
      */
     volatile long commitFailureGraceNanos = COMMIT_FAILURE_GRACE_NANOS;
+    /**
+     * Set before the poll thread starts (so its start publishes it) when the offsets go into producer transactions
+     * ({@code receiveExactlyOnce}): the consumer then commits nothing itself, and the waits of a revocation and a
+     * close wait for the open transaction instead of for acknowledgements.
+     */
+    private TransactionBarrier transactions;
     /** The last synchronous commit failed with RebalanceInProgressException (a poll completes it). Poll thread. */
     private boolean rebalancing;
     /** Set by any thread that wants a commit soon ({@link ReceivedRecord#commitAsync()}); cleared by the poll thread. */
@@ -76,6 +83,28 @@ final class Committer<K, V> implements PartitionAcks.CommitRequests {
         this.stats = stats;
     }
 
+    /** Before the poll thread starts: the offsets go into {@code barrier}'s transactions from now on. */
+    void transactional(TransactionBarrier barrier) {
+        this.transactions = barrier;
+    }
+
+    /** @return whether the offsets go into producer transactions */
+    boolean isTransactional() {
+        return transactions != null;
+    }
+
+    /**
+     * The close's wait, before its final commit: for the records handed out to be acknowledged (N7: not those still
+     * in the mailbox, which nobody may take any more), or, under transactions, for the open one to end. Poll thread.
+     */
+    void awaitBeforeClose(Ledgers ledgers, long deadline, LongSupplier inMailbox) {
+        if (transactions != null) {
+            transactions.awaitIdle(deadline);
+        } else {
+            ledgers.awaitHandedOutAcknowledged(deadline, inMailbox);
+        }
+    }
+
     /** Poll thread, once before the loop: the commit interval counts from {@code now}. */
     void start(long now) {
         lastCommit = now;
@@ -86,6 +115,9 @@ final class Committer<K, V> implements PartitionAcks.CommitRequests {
      * was requested.
      */
     void commitIfDue(Collection<PartitionAcks> ledgers) {
+        if (transactions != null) {
+            return; // the offsets go into the transactions
+        }
         if (commitRequested || System.nanoTime() - lastCommit >= commitIntervalNanos) {
             commitRequested = false;
             commitAsync(ledgers);
@@ -101,6 +133,11 @@ final class Committer<K, V> implements PartitionAcks.CommitRequests {
      */
     @Override
     public void commitSoon(PartitionAcks ledger, CompletableFuture<Void> done) {
+        if (transactions != null) {
+            done.completeExceptionally(new UnsupportedOperationException("commit() under receiveExactlyOnce: the"
+                    + " offsets go into the transactions"));
+            return;
+        }
         if (Thread.currentThread() != pollThread) {
             commitRequested = true;
             return;
@@ -125,6 +162,10 @@ final class Committer<K, V> implements PartitionAcks.CommitRequests {
      * delivered records to be acknowledged. Poll thread.
      */
     void beforeRevocation(Collection<PartitionAcks> revoked, long deadline) {
+        if (transactions != null) {
+            transactions.awaitIdle(deadline); // the open transaction commits (or aborts) before the partitions go
+            return;
+        }
         Ledgers.awaitAcknowledged(revoked, deadline);
     }
 
@@ -199,7 +240,7 @@ final class Committer<K, V> implements PartitionAcks.CommitRequests {
 
     /** Commits synchronously, bounded by {@code timeout}, for each ledger whose offset moved. Poll thread. */
     void commitSync(Collection<PartitionAcks> which, Duration timeout) {
-        if (which.isEmpty()) {
+        if (which.isEmpty() || transactions != null) {
             return;
         }
         final Map<TopicPartition, OffsetAndMetadata> offsets = movedOffsets(which);

@@ -20,8 +20,10 @@ import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.internal.MailboxRing;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RecordDeserializationException;
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Scheduler;
 
@@ -117,6 +119,8 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
     public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
     /** The default of {@link Builder#maxUnacknowledged}. */
     public static final int DEFAULT_MAX_UNACKNOWLEDGED = 4096;
+    /** The default of {@link Builder#transactionBatch}'s {@code maxWait}. */
+    public static final Duration DEFAULT_TRANSACTION_WAIT = Duration.ofMillis(100);
 
     private static final Logger LOG = System.getLogger(KafkaMailboxReceiver.class.getName());
 
@@ -217,6 +221,49 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      */
     public Flux<ConsumerRecord<K, V>> receiveAtmostOnce() {
         return ReactorReceive.atMostOnce(receive());
+    }
+
+    /**
+     * Exactly-once read-process-write (reactor-kafka's {@code receiveExactlyOnce} with its transaction manager, in one
+     * call): records are taken from the mailbox in batches ({@link Builder#transactionBatch}), and each batch is one
+     * producer transaction of {@code sender}: {@code process} maps each record to the records to produce (in order),
+     * they are sent, and the batch's consumed offsets go into the same transaction
+     * ({@code sendOffsetsToTransaction} with the consumer's group metadata, on the poll thread) before it commits.
+     * A {@code read_committed} reader of the output and the group's committed offsets then see each input record's
+     * outputs exactly once, across crashes, rebalances and restarts. Subscribing starts the receiver; one
+     * transaction at a time, on a thread of this stream's own; the next batch is taken only when the downstream asks
+     * for a transaction and the previous one ended, so the mailbox stays the only buffer.
+     * <p>Failures: a transaction that fails is aborted and its partitions rewound (sought back to the batch's first
+     * records, whose later records are dropped and fetched again). When the group moved on (a partition revoked
+     * before the commit, the generation gone) or the error was retriable, the stream goes on and the records are
+     * delivered again (to this receiver or the partition's next owner). A fenced producer
+     * ({@code ProducerFencedException}, {@code InvalidProducerEpochException}: another instance with the same
+     * {@code transactional.id} took over) ends the stream with that error and commits nothing more. Any other failure
+     * (the processing threw or signalled an error, a send failed) ends the stream with it after the abort. On a
+     * revocation the poll thread lets the open transaction commit (up to {@code revocationTimeout}) before the
+     * partitions go; the receiver itself commits nothing (no periodic, revocation or final commits), and
+     * {@link ReceivedRecord#commit()} is refused.
+     * <p>Use {@code isolation.level=read_committed} on the receiver when its input is itself written
+     * transactionally, and a {@code transactional.id} per receiver instance that survives its restarts (so a
+     * restarted instance fences its predecessor's zombie). A cancel, an error or a completion downstream closes the
+     * receiver (an open transaction is aborted unless it commits within {@code revocationTimeout}).
+     *
+     * @param <OK> the produced key type
+     * @param <OV> the produced value type
+     * @param sender a transactional sender (built with a {@code transactional.id}), used by this stream only
+     * @param process maps a record to the records to produce for it, in order (empty for none); runs on the
+     *        transaction thread
+     * @return a cold {@code Flux} of the committed transactions
+     * @throws IllegalArgumentException if {@code sender} is not transactional
+     */
+    public <OK, OV> Flux<CommittedTransaction<K, V>> receiveExactlyOnce(KafkaMailboxSender<OK, OV> sender,
+            Function<? super ConsumerRecord<K, V>, ? extends Publisher<? extends ProducerRecord<OK, OV>>> process) {
+        Objects.requireNonNull(process, "process");
+        if (!Objects.requireNonNull(sender, "sender").isTransactional()) {
+            throw new IllegalArgumentException("sender: not transactional (expected: a KafkaMailboxSender built with"
+                    + " transactional.id)");
+        }
+        return ExactlyOnce.receive(this, sender, process);
     }
 
     /** @return null if this is the first receive() and the receiver is new, else the refusal */
@@ -421,6 +468,9 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
         Consumer<? super RecordDeserializationException> deserializationErrorHandler;
         int maxUnacknowledged = DEFAULT_MAX_UNACKNOWLEDGED;
         Duration maxUnacknowledgedAge;
+        /** 0: the poll threshold. */
+        int transactionRecords;
+        Duration transactionWait = DEFAULT_TRANSACTION_WAIT;
         BiConsumer<? super TopicPartition, ? super Long> onOverdue;
         Function<Map<String, Object>, ? extends org.apache.kafka.clients.consumer.Consumer<K, V>>
                 consumerFactory = KafkaConsumer::new;
@@ -585,6 +635,27 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
          */
         public Builder<K, V> maxUnacknowledged(int perPartition) {
             this.maxUnacknowledged = ReceiverSettings.checkMaxUnacknowledged(perPartition);
+            return this;
+        }
+
+        /**
+         * Sizes the transactions of {@link KafkaMailboxReceiver#receiveExactlyOnce}: a transaction takes up to
+         * {@code maxRecords} records from the mailbox, or what came within {@code maxWait} of its first record.
+         * Larger transactions cost less per record (one {@code sendOffsetsToTransaction} and one commit each) but
+         * redo more after an abort and hold the output back longer from {@code read_committed} readers.
+         *
+         * @param maxRecords the most records of one transaction, {@code >= 1}; default
+         *        {@code min(max.poll.records, capacity)}
+         * @param maxWait how long a transaction waits for more records after its first, {@code > 0}; default
+         *        100 ms
+         * @return this
+         */
+        public Builder<K, V> transactionBatch(int maxRecords, Duration maxWait) {
+            if (maxRecords < 1) {
+                throw new IllegalArgumentException("maxRecords: " + maxRecords + " (expected: >= 1)");
+            }
+            this.transactionWait = ReceiverSettings.positive("maxWait", maxWait);
+            this.transactionRecords = maxRecords;
             return this;
         }
 

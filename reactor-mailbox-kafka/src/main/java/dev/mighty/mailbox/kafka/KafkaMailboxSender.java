@@ -19,6 +19,7 @@ import dev.mighty.mailbox.internal.MailboxRing;
 import dev.mighty.mailbox.internal.RoomTicket;
 import dev.mighty.mailbox.rs.MailboxPublisher;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.reactivestreams.Publisher;
@@ -103,6 +104,8 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
 
     private final KafkaProducer<K, V> producer;
     private final int maxInFlight;
+    /** Built with a {@code transactional.id}: its producer's transactions are initialised. */
+    private final boolean transactional;
     private final boolean stopOnError;
     private final Executor resultExecutor;
     private static final AtomicInteger SENDERS = new AtomicInteger();
@@ -112,6 +115,15 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
 
     private KafkaMailboxSender(Builder<K, V> builder) {
         this.producer = new KafkaProducer<>(new HashMap<>(builder.config));
+        this.transactional = builder.config.get(ProducerConfig.TRANSACTIONAL_ID_CONFIG) != null;
+        if (transactional) {
+            try {
+                producer.initTransactions(); // fences an older producer of the same transactional.id
+            } catch (RuntimeException e) {
+                producer.close(Duration.ZERO);
+                throw e;
+            }
+        }
         this.maxInFlight = builder.maxInFlight;
         this.stopOnError = builder.stopOnError;
         if (builder.resultExecutor == null) {
@@ -193,6 +205,11 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
             out.subscribe(new SendSubscriber.CancelRelay<>(downstream, sends, results));
             records.subscribe(sends);
         };
+    }
+
+    /** {@return whether the sender was built with a {@code transactional.id} (its transactions initialised)} */
+    public boolean isTransactional() {
+        return transactional;
     }
 
     /** {@return the producer, for what this class does not cover (metrics, partitionsFor); do not close it} */

@@ -38,28 +38,34 @@ final class ReactorReceive {
             if (refused != null) {
                 return Flux.error(refused);
             }
-            final Scheduler worker = own ? Schedulers.newSingle(receiver.threadName("receive"), true) : scheduler;
-            // The start hook goes after publishOn: a doOnSubscribe between the mailbox's flux and publishOn would
-            // refuse publishOn's fusion request (a peek operator declines fusion across a thread barrier), and
-            // publishOn would then take batches into a queue of its own, on the poll thread.
-            return MailboxFlux.from(receiver.mailbox())
-                    .publishOn(worker)
-                    .doOnSubscribe(subscription -> receiver.start())
-                    // a record whose assignment ended before it got here goes to the partition's next owner:
-                    // handing it on would only make a duplicate whose acknowledgement counts for nothing
-                    .filter(r -> !r.isRevoked())
-                    .doFinally(signal -> {
-                        // cancel, error or completion downstream: leave the group (commits what is acknowledged);
-                        // never blocks the signalling thread, which may be the one that acknowledges
-                        receiver.closeAsync(receiver.receiveCloseTimeout());
-                        if (own) {
-                            // N10: not dispose(): this runs on the worker itself (a cancel or completion there),
-                            // and dispose() interrupts its thread, under the user code still running on it. A
-                            // graceful dispose lets that finish and then stops the thread.
-                            worker.disposeGracefully().subscribe();
-                        }
-                    });
+            return claimed(receiver, scheduler, own);
         });
+    }
+
+    /** As {@link #receive}, for a caller that made the claim itself. */
+    static <K, V> Flux<ReceivedRecord<K, V>> claimed(KafkaMailboxReceiver<K, V> receiver, Scheduler scheduler,
+            boolean own) {
+        final Scheduler worker = own ? Schedulers.newSingle(receiver.threadName("receive"), true) : scheduler;
+        // The start hook goes after publishOn: a doOnSubscribe between the mailbox's flux and publishOn would
+        // refuse publishOn's fusion request (a peek operator declines fusion across a thread barrier), and
+        // publishOn would then take batches into a queue of its own, on the poll thread.
+        return MailboxFlux.from(receiver.mailbox())
+                .publishOn(worker)
+                .doOnSubscribe(subscription -> receiver.start())
+                // a record whose assignment ended before it got here goes to the partition's next owner:
+                // handing it on would only make a duplicate whose acknowledgement counts for nothing
+                .filter(r -> !r.isRevoked())
+                .doFinally(signal -> {
+                    // cancel, error or completion downstream: leave the group (commits what is acknowledged);
+                    // never blocks the signalling thread, which may be the one that acknowledges
+                    receiver.closeAsync(receiver.receiveCloseTimeout());
+                    if (own) {
+                        // N10: not dispose(): this runs on the worker itself (a cancel or completion there),
+                        // and dispose() interrupts its thread, under the user code still running on it. A
+                        // graceful dispose lets that finish and then stops the thread.
+                        worker.disposeGracefully().subscribe();
+                    }
+                });
     }
 
     /**

@@ -143,6 +143,11 @@ public final class ReceivedRecord<K, V> {
         return owner.epoch;
     }
 
+    /** @return the ledger of this record's assignment (the exactly-once face's barrier reads it) */
+    PartitionAcks ledger() {
+        return owner;
+    }
+
     @Override
     public String toString() {
         return "ReceivedRecord{" + record.topic() + "-" + record.partition() + "@" + record.offset()

@@ -360,7 +360,7 @@ final class ReceiverLoop<K, V> {
         try {
             if (!halted) {
                 if (closing && !ring.isClosed() && !ledgers.acknowledgedBy(request.closer)) {
-                    ledgers.awaitHandedOutAcknowledged(request.ackDeadline, ring::size);
+                    committer.awaitBeforeClose(ledgers, request.ackDeadline, ring::size);
                 }
                 try {
                     committer.commitSync(ledgers.all(), remaining(deadline));

@@ -60,6 +60,10 @@ final class ReceiverSettings<K, V> {
     final Duration revocationTimeout;
     final long revocationTimeoutNanos;
     final Consumer<? super RecordDeserializationException> deserializationErrorHandler;
+    /** The exactly-once face's batch: at most this many records ... */
+    final int transactionRecords;
+    /** ... or what came within this long of the first. */
+    final Duration transactionWait;
     /** The age at which a partition's oldest unacknowledged record is overdue, or Long.MAX_VALUE (never). */
     final long maxUnacknowledgedAgeNanos;
     /** Takes an overdue record over (it then counts as acknowledged); null: an overdue record is fatal. */
@@ -116,6 +120,8 @@ final class ReceiverSettings<K, V> {
         this.revocationTimeout = builder.revocationTimeout;
         this.revocationTimeoutNanos = builder.revocationTimeout.toNanos();
         this.deserializationErrorHandler = builder.deserializationErrorHandler;
+        this.transactionRecords = builder.transactionRecords > 0 ? builder.transactionRecords : pollThreshold;
+        this.transactionWait = builder.transactionWait;
         this.maxUnacknowledgedAgeNanos = builder.maxUnacknowledgedAge == null ? Long.MAX_VALUE
                 : ReceiverLifecycle.saturatedNanos(builder.maxUnacknowledgedAge);
         this.onOverdue = builder.onOverdue;
