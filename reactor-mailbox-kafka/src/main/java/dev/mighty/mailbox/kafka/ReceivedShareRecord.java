@@ -36,7 +36,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  *
  * <h2>Visibility</h2>
  * What a thread did before it set the outcome happens-before the poll thread hands that outcome to the consumer
- * (the outcome is a CAS, read with acquire by the poll thread).
+ * (the outcome is a CAS, the renewal a volatile store, each read with a volatile read by the poll thread).
  *
  * @param <K> the key type
  * @param <V> the value type
@@ -147,7 +147,7 @@ public final class ReceivedShareRecord<K, V> {
         if (outcome != null) {
             return false;
         }
-        RENEW_REQUESTED.setRelease(this, true);
+        RENEW_REQUESTED.setVolatile(this, true); // volatile, not release: see dequeued()
         // NOTE: an outcome CASed between our check and here wins: the poll thread reads the outcome first and then
         // drops the renewal.
         signal();
@@ -193,14 +193,21 @@ public final class ReceivedShareRecord<K, V> {
         }
     }
 
-    /** Poll thread, before it reads the requests: a request made from now on queues the record again. */
+    /**
+     * Poll thread, before it reads the requests: a request made from now on queues the record again.
+     * <p>No request is lost: a requester writes its request (the outcome's CAS, or the renewal flag), then
+     * {@code getAndSet(queued, true)}; we write {@code queued = false}, then read the requests. All four are
+     * volatile-mode accesses, so they are in one total order: if the requester's {@code getAndSet} came first (it
+     * saw {@code true} and enqueued nothing), its request is before our reads and we see it; otherwise it saw our
+     * {@code false} and enqueued the record again.
+     */
     void dequeued() {
-        QUEUED.setVolatile(this, false); // a full fence before the reads of outcome and renewRequested that follow
+        QUEUED.setVolatile(this, false);
     }
 
-    /** {@return the outcome, or null}: poll thread; pairs with the CAS in settle() */
-    AcknowledgeType laOutcome() {
-        return (AcknowledgeType) OUTCOME.getAcquire(this);
+    /** {@return the outcome, or null}: poll thread; a volatile read, for the order in {@link #dequeued()} */
+    AcknowledgeType lvOutcome() {
+        return (AcknowledgeType) OUTCOME.getVolatile(this);
     }
 
     /** {@return whether a renewal was requested since the last take}, clearing the request: poll thread */

@@ -186,7 +186,7 @@ final class SharePollLoop<K, V> implements Runnable {
         if (r.stage != ShareAcks.HELD) {
             return;
         }
-        final AcknowledgeType outcome = r.laOutcome(); // pairs with the CAS in ReceivedShareRecord.settle()
+        final AcknowledgeType outcome = r.lvOutcome(); // after dequeued(): see the order argued there
         final AcknowledgeType type = outcome != null ? outcome : r.takeRenewRequest() ? AcknowledgeType.RENEW : null;
         if (type == null) {
             return; // a spurious turn: a renewal request already taken
