@@ -23,11 +23,14 @@ import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.internals.Exit;
@@ -100,6 +103,11 @@ public final class EmbeddedKafka implements AutoCloseable {
         // the KIP-848 'consumer' protocol moves partitions at heartbeats: 500 ms instead of 5 s keeps its test short
         props.put("group.consumer.heartbeat.interval.ms", "500");
         props.put("group.consumer.min.heartbeat.interval.ms", "500");
+        // share groups (KIP-932, KafkaShareReceiverTest): a group may set a lock as short as 1 s (the broker's floor),
+        // and members heartbeat every 500 ms; no other test uses a share group, so nothing else changes
+        props.put("group.share.min.record.lock.duration.ms", "1000");
+        props.put("group.share.min.heartbeat.interval.ms", "500");
+        props.put("group.share.heartbeat.interval.ms", "500");
         props.put("num.network.threads", "2");
         props.put("num.io.threads", "2");
 
@@ -160,6 +168,18 @@ public final class EmbeddedKafka implements AutoCloseable {
                 Thread.sleep(20);
             }
         }
+    }
+
+    /**
+     * Sets group-level configs of {@code groupId} (Admin {@code incrementalAlterConfigs} on the GROUP resource), e.g.
+     * {@code share.auto.offset.reset=earliest} and {@code share.record.lock.duration.ms} for a share group. The
+     * group need not exist yet.
+     */
+    public void alterGroupConfigs(String groupId, Map<String, String> configs) throws Exception {
+        final List<AlterConfigOp> ops = new java.util.ArrayList<>();
+        configs.forEach((k, v) -> ops.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
+        admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, groupId), ops)).all()
+                .get(ADMIN_WAIT.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** @return the log end offset of every partition of {@code topic} */
