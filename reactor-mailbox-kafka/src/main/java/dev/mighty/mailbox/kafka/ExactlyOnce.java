@@ -32,7 +32,6 @@ import org.apache.kafka.common.errors.UnknownMemberIdException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -113,8 +112,19 @@ final class ExactlyOnce<K, V, OK, OV> implements TransactionBarrier {
             final ReceiverSettings<K, V> settings = eos.loop.settings;
             return ReactorReceive.claimed(receiver, Schedulers.newSingle(receiver.threadName("receive"), true), true)
                     .bufferTimeout(settings.transactionRecords, settings.transactionWait, true)
+                    // one batch ahead at most; the transaction runs when publishOn delivers the batch, which it does
+                    // only on the downstream's demand (a concatMap would subscribe the next one ahead of it)
                     .publishOn(transactions, 1)
-                    .concatMap(batch -> Mono.fromCallable(() -> eos.transact(batch)), 0)
+                    .<CommittedTransaction<K, V>>handle((batch, sink) -> {
+                        try {
+                            final CommittedTransaction<K, V> committed = eos.transact(batch);
+                            if (committed != null) {
+                                sink.next(committed);
+                            }
+                        } catch (Exception e) {
+                            sink.error(e);
+                        }
+                    })
                     .doFinally(signal -> thread.shutdown());
         });
     }
