@@ -23,6 +23,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RecordDeserializationException;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Scheduler;
@@ -313,7 +314,7 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      * @return a stage completed on the poll thread with what {@code action} returned or threw, or failed with
      *         {@code IllegalStateException} if the receiver closes first
      */
-    public <T> CompletionStage<T> doOnConsumer(
+    public <T extends @Nullable Object> CompletionStage<T> doOnConsumer(
             Function<? super org.apache.kafka.clients.consumer.Consumer<K, V>, ? extends T> action) {
         return loop.tasks.submit(Objects.requireNonNull(action, "action"));
     }

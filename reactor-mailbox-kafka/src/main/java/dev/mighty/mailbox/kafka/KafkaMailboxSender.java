@@ -22,6 +22,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -258,9 +259,9 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
      */
     public static final class CorrelatedRecord<K, V, T> {
         private final ProducerRecord<K, V> record;
-        private final T correlation;
+        private final @Nullable T correlation;
 
-        private CorrelatedRecord(ProducerRecord<K, V> record, T correlation) {
+        private CorrelatedRecord(ProducerRecord<K, V> record, @Nullable T correlation) {
             this.record = record;
             this.correlation = correlation;
         }
@@ -276,7 +277,8 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
          * @return the pair
          * @throws NullPointerException if {@code record} is null
          */
-        public static <K, V, T> CorrelatedRecord<K, V, T> of(ProducerRecord<K, V> record, T correlation) {
+        public static <K, V, T> CorrelatedRecord<K, V, T> of(ProducerRecord<K, V> record,
+                @Nullable T correlation) {
             return new CorrelatedRecord<>(Objects.requireNonNull(record, "record"), correlation);
         }
 
@@ -286,7 +288,7 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         }
 
         /** {@return the correlation value, as given (may be null)} */
-        public T correlation() {
+        public @Nullable T correlation() {
             return correlation;
         }
 
@@ -305,8 +307,8 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
      */
     public static sealed class Result<K, V> permits CorrelatedResult {
         private final ProducerRecord<K, V> record;
-        private final RecordMetadata metadata;
-        private final Exception exception;
+        private final @Nullable RecordMetadata metadata;
+        private final @Nullable Exception exception;
 
         Result(ProducerRecord<K, V> record, RecordMetadata metadata, Exception exception) {
             this.record = record;
@@ -320,12 +322,12 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         }
 
         /** {@return the broker's acknowledgement (partition, offset), or null if the send failed} */
-        public final RecordMetadata metadata() {
+        public final @Nullable RecordMetadata metadata() {
             return metadata;
         }
 
         /** {@return what failed the send, or null if it succeeded} */
-        public final Exception exception() {
+        public final @Nullable Exception exception() {
             return exception;
         }
 
@@ -353,7 +355,7 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
      * @param <T> the correlation value's type
      */
     public static final class CorrelatedResult<K, V, T> extends Result<K, V> {
-        private final T correlation;
+        private final @Nullable T correlation;
 
         CorrelatedResult(ProducerRecord<K, V> record, RecordMetadata metadata, Exception exception, T correlation) {
             super(record, metadata, exception);
@@ -361,7 +363,7 @@ public final class KafkaMailboxSender<K, V> implements AutoCloseable {
         }
 
         /** {@return the correlation value of the record, as given to {@link CorrelatedRecord#of} (may be null)} */
-        public T correlation() {
+        public @Nullable T correlation() {
             return correlation;
         }
 

@@ -5,6 +5,7 @@ import java.util.concurrent.CompletionStage;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Headers;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -57,12 +58,12 @@ public final class ReceivedRecord<K, V> {
     }
 
     /** {@return {@code record().key()}} */
-    public K key() {
+    public @Nullable K key() {
         return record.key();
     }
 
     /** {@return {@code record().value()}} */
-    public V value() {
+    public @Nullable V value() {
         return record.value();
     }
 

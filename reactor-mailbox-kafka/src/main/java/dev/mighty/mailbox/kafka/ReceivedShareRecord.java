@@ -6,6 +6,7 @@ import java.util.Optional;
 
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A record a {@link KafkaShareReceiver} delivered into its mailbox, with the handle that settles it with the share
@@ -81,12 +82,12 @@ public final class ReceivedShareRecord<K, V> {
     }
 
     /** {@return {@code record().key()}} */
-    public K key() {
+    public @Nullable K key() {
         return record.key();
     }
 
     /** {@return {@code record().value()}} */
-    public V value() {
+    public @Nullable V value() {
         return record.value();
     }
 

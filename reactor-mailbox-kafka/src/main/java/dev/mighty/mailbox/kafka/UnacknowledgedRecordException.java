@@ -13,9 +13,11 @@ import org.apache.kafka.common.TopicPartition;
 public final class UnacknowledgedRecordException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    /** The partition, not serialized: {@link TopicPartition} is, but the message says it all. */
-    private final transient TopicPartition partition;
+    /** The partition of the overdue record. */
+    private final TopicPartition partition;
+    /** The overdue record's offset. */
     private final long offset;
+    /** How long it had been its partition's oldest unacknowledged record. */
     private final Duration age;
 
     UnacknowledgedRecordException(TopicPartition partition, long offset, Duration age, Duration maxAge) {
