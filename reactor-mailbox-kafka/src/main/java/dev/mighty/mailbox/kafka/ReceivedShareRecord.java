@@ -6,6 +6,7 @@ import java.util.Optional;
 
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Headers;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -89,6 +90,26 @@ public final class ReceivedShareRecord<K, V> {
     /** {@return {@code record().value()}} */
     public @Nullable V value() {
         return record.value();
+    }
+
+    /** {@return {@code record().topic()}} */
+    public String topic() {
+        return record.topic();
+    }
+
+    /** {@return {@code record().partition()}} */
+    public int partition() {
+        return record.partition();
+    }
+
+    /** {@return {@code record().offset()}: with the topic and partition, the record's identity in the share group} */
+    public long offset() {
+        return record.offset();
+    }
+
+    /** {@return {@code record().headers()}} */
+    public Headers headers() {
+        return record.headers();
     }
 
     /**
