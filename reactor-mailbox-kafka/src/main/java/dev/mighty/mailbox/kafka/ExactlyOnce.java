@@ -97,6 +97,11 @@ final class ExactlyOnce<K, V, OK, OV> implements TransactionBarrier {
             KafkaMailboxSender<OK, OV> sender,
             Function<? super ConsumerRecord<K, V>, ? extends Publisher<? extends ProducerRecord<OK, OV>>> process) {
         return Flux.defer(() -> {
+            if (receiver.loop().settings.onOverdue != null) {
+                // it would acknowledge a record on the application's behalf, and a barrier would commit past it
+                return Flux.error(new IllegalStateException("receiveExactlyOnce on a receiver whose"
+                        + " maxUnacknowledgedAge has a handler: offsets move only through transactions"));
+            }
             final IllegalStateException refused = receiver.claimReceive();
             if (refused != null) {
                 return Flux.error(refused);

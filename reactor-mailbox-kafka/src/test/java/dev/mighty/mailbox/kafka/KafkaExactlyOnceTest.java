@@ -159,6 +159,23 @@ class KafkaExactlyOnceTest {
         }
 
         @Test
+        void shouldRefuseAReceiverWhoseOverdueHandlerWouldCommitPastTheTransactions() {
+            final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver
+                    .<String, String>builder(consumerConfig(kafka, "eos-overdue"))
+                    .topics(List.of("eos-overdue"))
+                    .maxUnacknowledgedAge(Duration.ofSeconds(1), (partition, offset) -> { })
+                    .build();
+            try (KafkaMailboxSender<String, String> sender = sender("eos-overdue-tx")) {
+                reactor.test.StepVerifier.create(receiver.receiveExactlyOnce(sender, copyTo("x")))
+                        .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(IllegalStateException.class)
+                                .hasMessageContaining("maxUnacknowledgedAge"))
+                        .verify(Duration.ofSeconds(10));
+            } finally {
+                receiver.close(Duration.ZERO);
+            }
+        }
+
+        @Test
         void shouldRefuseASenderThatIsNotTransactional() {
             final KafkaMailboxReceiver<String, String> receiver = receiver("eos-plain", "eos-plain");
             try (KafkaMailboxSender<String, String> plain =
