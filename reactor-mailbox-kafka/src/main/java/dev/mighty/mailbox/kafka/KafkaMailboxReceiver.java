@@ -247,13 +247,15 @@ public final class KafkaMailboxReceiver<K, V> implements AutoCloseable {
      * <p>Use {@code isolation.level=read_committed} on the receiver when its input is itself written
      * transactionally, and a {@code transactional.id} per receiver instance that survives its restarts (so a
      * restarted instance fences its predecessor's zombie). A cancel, an error or a completion downstream closes the
-     * receiver (an open transaction is aborted unless it commits within {@code revocationTimeout}).
+     * receiver as {@link #receive()} does: the close waits for the open transaction within its acknowledgement wait
+     * (half of {@code revocationTimeout}), and a transaction that has not committed by then is aborted.
      *
      * @param <OK> the produced key type
      * @param <OV> the produced value type
      * @param sender a transactional sender (built with a {@code transactional.id}), used by this stream only
-     * @param process maps a record to the records to produce for it, in order (empty for none); runs on the
-     *        transaction thread
+     * @param process maps a record to the records to produce for it, in order (empty for none); called on the
+     *        transaction thread or on the thread that completed the previous record's outputs (the sender's result
+     *        thread, an asynchronous output's), one record at a time
      * @return a cold {@code Flux} of the committed transactions
      * @throws IllegalArgumentException if {@code sender} is not transactional
      */
