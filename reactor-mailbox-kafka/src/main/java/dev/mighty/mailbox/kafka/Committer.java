@@ -88,6 +88,21 @@ final class Committer<K, V> implements PartitionAcks.CommitRequests {
         this.transactions = barrier;
     }
 
+    /** The poll timeout while a transaction is open: its barrier waits for the poll thread's next turn. */
+    private static final Duration OPEN_TRANSACTION_POLL = Duration.ofMillis(1);
+
+    /**
+     * @return the timeout of the next poll: {@code pollTimeout}, or a short one while a transaction is open, whose
+     *         barrier (a consumer task) would otherwise wait for a poll on an idle partition to time out. Not
+     *         {@code consumer.wakeup()}: a wake-up lands in the next blocking consumer call, which may be a user's
+     *         listener's. Poll thread.
+     */
+    Duration pollTimeout(Duration pollTimeout) {
+        final TransactionBarrier t = transactions;
+        return t != null && t.isOpen() && OPEN_TRANSACTION_POLL.compareTo(pollTimeout) < 0 ? OPEN_TRANSACTION_POLL
+                : pollTimeout;
+    }
+
     /** @return whether the offsets go into producer transactions */
     boolean isTransactional() {
         return transactions != null;

@@ -255,6 +255,11 @@ final class ExactlyOnce<K, V, OK, OV> implements TransactionBarrier {
         loop.tasks.runAll();
     }
 
+    @Override
+    public boolean isOpen() {
+        return open;
+    }
+
     private static <T> T join(java.util.concurrent.CompletionStage<T> stage) throws Exception {
         try {
             return stage.toCompletableFuture().get();

@@ -184,7 +184,7 @@ final class ReceiverLoop<K, V> {
                         admission.resumeAll(consumer, ledgers.atBound());
                     }
                     ledgers.checkBounds(admission.paused());
-                    poll(settings.pollTimeout);
+                    poll(committer.pollTimeout(settings.pollTimeout));
                 } else {
                     final long sinceLastPoll = System.nanoTime() - lastPoll;
                     if (sinceLastPoll >= pollTimeoutNanos) {

@@ -10,4 +10,7 @@ interface TransactionBarrier {
      * deadline.
      */
     void awaitIdle(long deadline);
+
+    /** @return whether a transaction is open: its barrier may come at any moment (any thread) */
+    boolean isOpen();
 }
