@@ -70,21 +70,24 @@ class RoomReserveStressTest {
             // every capacity meets both park modes and every end; the rest is drawn
             final Park park = Park.values()[(round / 4) % 3];
             final End end = End.values()[(round / 2 + round / 8) % 3];
-            run(random, capacity, park, end, 20_000);
+            run(random, "seed " + SEED + " round " + round, capacity, park, end, 20_000);
         }
     }
 
     @Tag("stress")
     @Test
+    @Timeout(1800)
     void shouldWakeTheOwnerOnceItsRoomIsBankedAndLeaveNoReservationBehindForLong() throws Exception {
-        final SplittableRandom random = new SplittableRandom(StressSeed.of("RoomReserveStressTest"));
+        final long seed = StressSeed.of("RoomReserveStressTest");
+        final SplittableRandom random = new SplittableRandom(seed);
         for (int round = 0; round < 200; round++) {
-            run(random, 1 << random.nextInt(4), Park.values()[random.nextInt(3)], End.values()[random.nextInt(3)],
-                    50_000);
+            run(random, "seed " + seed + " round " + round, 1 << random.nextInt(4), Park.values()[random.nextInt(3)],
+                    End.values()[random.nextInt(3)], 50_000);
         }
     }
 
-    private static void run(SplittableRandom random, int capacity, Park park, End end, long total) throws Exception {
+    private static void run(SplittableRandom random, String round, int capacity, Park park, End end, long total)
+            throws Exception {
         final Mailbox<Long> mailbox = Mailboxes.bounded(capacity);
         final MailboxRing<Long> ring = MailboxRing.of(mailbox);
         final int kMax = 1 + random.nextInt(capacity);
@@ -102,7 +105,7 @@ class RoomReserveStressTest {
         final long endAfter = end == End.NONE ? Long.MAX_VALUE : random.nextLong(total / 2);
         final String what = "capacity " + capacity + ", k <= " + kMax + (varyK ? " varying" : " fixed") + ", "
                 + park + ", end " + end + (end == End.NONE ? "" : " after " + endAfter + " received") + ", "
-                + consumerCount + " consumer(s)" + (rival ? ", a rival sender" : "") + ", seed " + SEED;
+                + consumerCount + " consumer(s)" + (rival ? ", a rival sender" : "") + ", " + round;
         owner.thread.start();
         if (rivalSender != null) {
             rivalSender.thread.start();
