@@ -18,8 +18,10 @@ import java.util.function.Function;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
@@ -42,12 +44,15 @@ import reactor.core.scheduler.Schedulers;
  * <ol>
  *   <li>a batch: up to {@code maxRecords} records, or what came within {@code maxWait} of the first (records of a
  *       revoked assignment dropped: the partition's next owner gets them);</li>
- *   <li>{@code beginTransaction}; each record's outputs ({@code process}, in order) sent through the transactional
- *       {@link KafkaMailboxSender}; every send acknowledged;</li>
+ *   <li>{@code beginTransaction}; each record's outputs ({@code process}, in order) pulled onto the transaction
+ *       thread and handed to the transactional {@link KafkaMailboxSender}'s producer ({@code send} with a callback
+ *       that keeps the first failure; the producer's {@code buffer.memory} bounds what is in flight, and its
+ *       {@code send} blocks when that is full);</li>
  *   <li>the barrier, on the poll thread (a consumer task): if a record's assignment ended, abort; else acknowledge
  *       the batch, read each partition's commit offset from its ledger (the contiguous prefix: the batch's end, or
  *       the consumer's position past transaction markers), {@code sendOffsetsToTransaction} with
- *       {@code consumer.groupMetadata()}, {@code commitTransaction}. On the poll thread, so that no revocation can
+ *       {@code consumer.groupMetadata()}, {@code commitTransaction} (after a {@code flush}: a failed send fails the
+ *       transaction with its own error). On the poll thread, so that no revocation can
  *       come between the check and the offsets reaching the coordinator (Kafka fences offsets sent with an old
  *       generation; those sent before the revocation hold the next owner's fetch until the transaction ends);</li>
  *   <li>the next batch.</li>
@@ -74,10 +79,11 @@ import reactor.core.scheduler.Schedulers;
 final class ExactlyOnce<K, V, OK, OV> implements TransactionBarrier {
     private static final Logger LOG = System.getLogger(KafkaMailboxReceiver.class.getName());
     private static final long IDLE_STEP_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** How many outputs the transaction thread asks {@code process} for at a time. */
+    private static final int OUTPUT_PREFETCH = 256;
 
     private final KafkaMailboxReceiver<K, V> receiver;
     private final ReceiverLoop<K, V> loop;
-    private final KafkaMailboxSender<OK, OV> sender;
     private final KafkaProducer<OK, OV> producer;
     private final Function<? super ConsumerRecord<K, V>, ? extends Publisher<? extends ProducerRecord<OK, OV>>>
             process;
@@ -88,7 +94,6 @@ final class ExactlyOnce<K, V, OK, OV> implements TransactionBarrier {
             Function<? super ConsumerRecord<K, V>, ? extends Publisher<? extends ProducerRecord<OK, OV>>> process) {
         this.receiver = receiver;
         this.loop = receiver.loop();
-        this.sender = sender;
         this.producer = sender.producer();
         this.process = process;
     }
@@ -159,16 +164,20 @@ final class ExactlyOnce<K, V, OK, OV> implements TransactionBarrier {
             final Flux<ProducerRecord<OK, OV>> outputs = Flux.fromIterable(records)
                     .concatMap(record -> Flux.<ProducerRecord<OK, OV>>from(process.apply(record))
                             .onErrorMap(ProcessingFailure::new));
-            final List<KafkaMailboxSender.Result<OK, OV>> results = Flux.from(sender.send(outputs))
-                    .collectList().block();
-            for (KafkaMailboxSender.Result<OK, OV> result : results) {
-                if (!result.isSuccess()) {
-                    throw result.exception();
-                }
+            // the outputs are sent from this thread as they come (the producer's send may block when its buffer is
+            // full: this thread's, not a Reactor worker's); no wait per send: the barrier's flush and commit cover
+            // them all, and the first failure a callback saw fails the transaction with its own error
+            final SendFailure failure = new SendFailure();
+            int sent = 0;
+            for (ProducerRecord<OK, OV> output : outputs.toIterable(OUTPUT_PREFETCH)) {
+                failure.rethrow();
+                producer.send(output, failure);
+                sent++;
             }
-            final Map<TopicPartition, OffsetAndMetadata> offsets = join(loop.tasks.submit(c -> barrier(live)));
+            final Map<TopicPartition, OffsetAndMetadata> offsets =
+                    join(loop.tasks.submit(c -> barrier(live, failure)));
             open = false;
-            return new CommittedTransaction<>(records, results.size(), offsets);
+            return new CommittedTransaction<>(records, sent, offsets);
         } catch (Throwable e) {
             final Throwable cause = unwrap(e);
             if (isFenced(cause)) {
@@ -186,7 +195,9 @@ final class ExactlyOnce<K, V, OK, OV> implements TransactionBarrier {
     }
 
     /** Poll thread: the transaction's barrier (see the class comment). */
-    private Map<TopicPartition, OffsetAndMetadata> barrier(List<ReceivedRecord<K, V>> live) {
+    private Map<TopicPartition, OffsetAndMetadata> barrier(List<ReceivedRecord<K, V>> live, SendFailure failure) {
+        producer.flush(); // every send of the transaction completed: a failure among them is known now
+        failure.rethrow();
         for (ReceivedRecord<K, V> r : live) {
             if (r.isRevoked()) {
                 throw new RevokedInTransaction(r);
@@ -298,6 +309,28 @@ final class ExactlyOnce<K, V, OK, OV> implements TransactionBarrier {
         return t instanceof RevokedInTransaction || t instanceof CommitFailedException
                 || t instanceof RebalanceInProgressException || t instanceof IllegalGenerationException
                 || t instanceof UnknownMemberIdException || t instanceof RetriableException;
+    }
+
+    /** The first failure a send's callback reported (any thread: the producer's I/O thread). */
+    private static final class SendFailure extends java.util.concurrent.atomic.AtomicReference<Exception>
+            implements Callback {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void onCompletion(RecordMetadata metadata, Exception exception) {
+            if (exception != null) {
+                compareAndSet(null, exception);
+            }
+        }
+
+        void rethrow() {
+            final Exception e = get();
+            if (e instanceof RuntimeException) {
+                throw (RuntimeException) e;
+            } else if (e != null) {
+                throw new IllegalStateException(e);
+            }
+        }
     }
 
     /** The processing of a record failed: the user's error, carried as the cause. */

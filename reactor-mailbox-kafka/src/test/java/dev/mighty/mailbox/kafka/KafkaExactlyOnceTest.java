@@ -226,6 +226,44 @@ class KafkaExactlyOnceTest {
         }
     }
 
+    /** A send that fails (a record over max.request.size) aborts the transaction and ends the stream with it. */
+    @Nested
+    class FailedSendAborts {
+
+        @Test
+        void shouldEndWithTheSendsErrorAndCommitNothingOfItsTransaction() throws Exception {
+            final String in = "eos-send-in";
+            final String out = "eos-send-out";
+            final int count = 100;
+            final Map<TopicPartition, Long> ends = loadTopic(kafka, in, 1, count);
+            kafka.createTopic(out, 1);
+            final AtomicBoolean tooLarge = new AtomicBoolean();
+            final Function1 oneTooLarge = record -> {
+                if (record.value().equals("v-42") && tooLarge.compareAndSet(false, true)) {
+                    return Mono.just(new ProducerRecord<>(out, record.key(), "x".repeat(2 * 1024 * 1024)));
+                }
+                return Mono.just(new ProducerRecord<>(out, record.key(), "out-" + record.value()));
+            };
+            try (KafkaMailboxSender<String, String> sender = sender("eos-send-tx")) {
+                final KafkaMailboxReceiver<String, String> first = receiver("eos-send-group", in);
+                final AtomicReference<Throwable> error = new AtomicReference<>();
+                first.receiveExactlyOnce(sender, oneTooLarge).subscribe(t -> { }, error::set);
+                assertThat(eventually(() -> error.get() != null)).isTrue();
+                assertThat(error.get()).isInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
+                first.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                final KafkaMailboxReceiver<String, String> second = receiver("eos-send-group", in);
+                final Disposable d = second.receiveExactlyOnce(sender, oneTooLarge).subscribe();
+                try {
+                    assertThat(committedTo(kafka, "eos-send-group", ends)).isTrue();
+                } finally {
+                    d.dispose();
+                    second.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                }
+            }
+            assertThat(readCommitted(out, 1, count)).containsExactlyInAnyOrderElementsOf(expectedOutputs(count));
+        }
+    }
+
     /** A second instance with the same transactional.id fences the first: it ends with the fencing error. */
     @Nested
     class ZombieIsFenced {
