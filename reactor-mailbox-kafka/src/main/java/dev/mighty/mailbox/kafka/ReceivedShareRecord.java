@@ -173,6 +173,7 @@ public final class ReceivedShareRecord<K, V> {
         // NOTE: an outcome CASed between our check and here wins: the poll thread reads the outcome first and then
         // drops the renewal.
         signal();
+        owner.renewRequested(); // at once, even when the record was queued already
         return true;
     }
 
@@ -194,7 +195,10 @@ public final class ReceivedShareRecord<K, V> {
         if (!OUTCOME.compareAndSet(this, (AcknowledgeType) null, type)) {
             return false;
         }
-        signal();
+        owner.settled(); // the count first, then the queue (whose offer checks the wait), or the check alone
+        if (!signal()) {
+            owner.wakeIfOver(); // queued already (a renewal not yet taken): the outcome may end the wait
+        }
         return true;
     }
 
@@ -208,11 +212,17 @@ public final class ReceivedShareRecord<K, V> {
         return OUTCOME.compareAndSet(this, (AcknowledgeType) null, AcknowledgeType.RELEASE);
     }
 
-    /** Enqueues this record for the poll thread unless it is queued already (one queue node per pending turn). */
-    private void signal() {
+    /**
+     * Enqueues this record for the poll thread unless it is queued already (one queue node per pending turn).
+     *
+     * @return whether this call enqueued it
+     */
+    private boolean signal() {
         if (!(boolean) QUEUED.getAndSet(this, true)) {
             owner.requested(this);
+            return true;
         }
+        return false;
     }
 
     /**

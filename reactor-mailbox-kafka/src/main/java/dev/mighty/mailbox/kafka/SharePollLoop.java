@@ -153,6 +153,7 @@ final class SharePollLoop<K, V> implements Runnable {
                 } else {
                     flush();
                     publishStats();
+                    acks.renewing(unsettledRenewing());
                     acks.park(flushIntervalNanos);
                 }
             }
@@ -167,6 +168,7 @@ final class SharePollLoop<K, V> implements Runnable {
 
     /** Takes the queued requests and applies each to the consumer where it can. */
     private void applyRequests() {
+        acks.taking();
         ReceivedShareRecord<K, V> r;
         while ((r = acks.take()) != null) {
             r.dequeued(); // a request from now on queues the record again; the reads in apply() come after
@@ -218,6 +220,20 @@ final class SharePollLoop<K, V> implements Runnable {
             }
         }
         r.stage = ShareAcks.DONE;
+    }
+
+    /** {@return how many records being renewed have no outcome}: the settled-count's wait does not wait for them */
+    private int unsettledRenewing() {
+        if (renewing.isEmpty()) {
+            return 0;
+        }
+        int n = 0;
+        for (ReceivedShareRecord<K, V> r : renewing.values()) {
+            if (!r.isSettled()) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** {@return whether a record being renewed has a request waiting}: then a poll is worth it (it hands them back) */
@@ -348,6 +364,7 @@ final class SharePollLoop<K, V> implements Runnable {
         }
         permits -= n;
         delivered += n;
+        acks.handedOut(n); // before the send: a consumer's outcome (after its receipt) finds them counted
         final int sent = ring.sendReservedMany(batch, 0, n); // may run subscriber code (a subscriber on this thread)
         if (sent < n) {
             // closed by someone else: nobody will take these; release them with the rest at the finish
