@@ -116,6 +116,33 @@ class KafkaExactlyOnceTest {
         return values;
     }
 
+    /** Runs {@code process} through a new receiver of {@code group} until the group's offsets reach {@code ends}. */
+    private static void runToTheEnd(String group, String in, KafkaMailboxSender<String, String> sender,
+            Function1 process, Map<TopicPartition, Long> ends) throws Exception {
+        final KafkaMailboxReceiver<String, String> receiver = receiver(group, in);
+        final Disposable d = receiver.receiveExactlyOnce(sender, process).subscribe();
+        try {
+            assertThat(committedTo(kafka, group, ends)).as("the group's offsets reach the end").isTrue();
+        } finally {
+            d.dispose();
+            receiver.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Runs {@code process} through a new receiver of {@code group} until its stream ends with an error; closes it. */
+    private static Throwable runToTheError(String group, String in, KafkaMailboxSender<String, String> sender,
+            Function1 process) throws Exception {
+        final KafkaMailboxReceiver<String, String> receiver = receiver(group, in);
+        final AtomicReference<Throwable> error = new AtomicReference<>();
+        receiver.receiveExactlyOnce(sender, process).subscribe(t -> { }, error::set);
+        try {
+            assertThat(eventually(() -> error.get() != null)).as("the stream ends with an error").isTrue();
+        } finally {
+            receiver.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+        return error.get();
+    }
+
     /** The outputs of inputs v-0 .. v-(count-1), each once. */
     private static List<String> expectedOutputs(int count) {
         final List<String> expected = new ArrayList<>(count);
@@ -207,20 +234,9 @@ class KafkaExactlyOnceTest {
                 return Mono.just(new ProducerRecord<>(out, record.key(), "out-" + record.value()));
             };
             try (KafkaMailboxSender<String, String> sender = sender("eos-fail-tx")) {
-                final KafkaMailboxReceiver<String, String> first = receiver("eos-fail-group", in);
-                final AtomicReference<Throwable> error = new AtomicReference<>();
-                first.receiveExactlyOnce(sender, failOnce).subscribe(t -> { }, error::set);
-                assertThat(eventually(() -> error.get() != null)).isTrue();
-                assertThat(error.get()).isInstanceOf(IllegalStateException.class).hasMessage("processing failed");
-                first.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
-                final KafkaMailboxReceiver<String, String> second = receiver("eos-fail-group", in);
-                final Disposable d = second.receiveExactlyOnce(sender, failOnce).subscribe();
-                try {
-                    assertThat(committedTo(kafka, "eos-fail-group", ends)).isTrue();
-                } finally {
-                    d.dispose();
-                    second.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
-                }
+                assertThat(runToTheError("eos-fail-group", in, sender, failOnce))
+                        .isInstanceOf(IllegalStateException.class).hasMessage("processing failed");
+                runToTheEnd("eos-fail-group", in, sender, failOnce, ends);
             }
             assertThat(readCommitted(out, 1, count)).containsExactlyInAnyOrderElementsOf(expectedOutputs(count));
         }
@@ -245,20 +261,9 @@ class KafkaExactlyOnceTest {
                 return Mono.just(new ProducerRecord<>(out, record.key(), "out-" + record.value()));
             };
             try (KafkaMailboxSender<String, String> sender = sender("eos-send-tx")) {
-                final KafkaMailboxReceiver<String, String> first = receiver("eos-send-group", in);
-                final AtomicReference<Throwable> error = new AtomicReference<>();
-                first.receiveExactlyOnce(sender, oneTooLarge).subscribe(t -> { }, error::set);
-                assertThat(eventually(() -> error.get() != null)).isTrue();
-                assertThat(error.get()).isInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
-                first.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
-                final KafkaMailboxReceiver<String, String> second = receiver("eos-send-group", in);
-                final Disposable d = second.receiveExactlyOnce(sender, oneTooLarge).subscribe();
-                try {
-                    assertThat(committedTo(kafka, "eos-send-group", ends)).isTrue();
-                } finally {
-                    d.dispose();
-                    second.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
-                }
+                assertThat(runToTheError("eos-send-group", in, sender, oneTooLarge))
+                        .isInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
+                runToTheEnd("eos-send-group", in, sender, oneTooLarge, ends);
             }
             assertThat(readCommitted(out, 1, count)).containsExactlyInAnyOrderElementsOf(expectedOutputs(count));
         }
@@ -294,14 +299,7 @@ class KafkaExactlyOnceTest {
                         InvalidProducerEpochException.class);
                 zombie.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
                 zombieSender.close(Duration.ofSeconds(5));
-                final KafkaMailboxReceiver<String, String> next = receiver("eos-zombie-group", in);
-                final Disposable d = next.receiveExactlyOnce(successor, copyTo(out)).subscribe();
-                try {
-                    assertThat(committedTo(kafka, "eos-zombie-group", ends)).isTrue();
-                } finally {
-                    d.dispose();
-                    next.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
-                }
+                runToTheEnd("eos-zombie-group", in, successor, copyTo(out), ends);
             }
             assertThat(readCommitted(out, 1, count)).containsExactlyInAnyOrderElementsOf(expectedOutputs(count));
         }
