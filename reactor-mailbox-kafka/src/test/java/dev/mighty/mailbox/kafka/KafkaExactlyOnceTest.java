@@ -215,6 +215,41 @@ class KafkaExactlyOnceTest {
         }
     }
 
+    /**
+     * Tiny mailboxes (1, 2, 4 slots, so every poll is cut by the room and the poll thread waits for it between the
+     * transactions' takes) and transactions larger than the mailbox: still every output once, every offset committed.
+     */
+    @Nested
+    class TinyCapacities {
+
+        @org.junit.jupiter.params.ParameterizedTest(name = "capacity {0}")
+        @org.junit.jupiter.params.provider.ValueSource(ints = {1, 2, 4})
+        void shouldCommitEveryOutputOnceThroughATinyMailbox(int capacity) throws Exception {
+            final String in = "eos-tiny-" + capacity + "-in";
+            final String out = "eos-tiny-" + capacity + "-out";
+            final int count = 120;
+            final Map<TopicPartition, Long> ends = loadTopic(kafka, in, 3, count);
+            kafka.createTopic(out, 1);
+            final Map<String, Object> config = consumerConfig(kafka, "eos-tiny-" + capacity);
+            config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver.<String, String>builder(config)
+                    .topics(List.of(in))
+                    .capacity(capacity)
+                    .transactionBatch(7, Duration.ofMillis(20)) // more than the mailbox holds: batches span refills
+                    .build();
+            try (KafkaMailboxSender<String, String> sender = sender("eos-tiny-tx-" + capacity)) {
+                final Disposable d = receiver.receiveExactlyOnce(sender, copyTo(out)).subscribe();
+                try {
+                    assertThat(committedTo(kafka, "eos-tiny-" + capacity, ends)).isTrue();
+                } finally {
+                    d.dispose();
+                    receiver.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                }
+            }
+            assertThat(readCommitted(out, 1, count)).containsExactlyInAnyOrderElementsOf(expectedOutputs(count));
+        }
+    }
+
     /** A failed processing aborts its transaction; a restart with the same transactional.id completes the rest. */
     @Nested
     class FailedProcessingAbortsAndRedelivers {

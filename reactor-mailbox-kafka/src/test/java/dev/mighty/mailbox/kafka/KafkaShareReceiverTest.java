@@ -136,6 +136,42 @@ class KafkaShareReceiverTest {
                 + receivers.get(1).stats().failedAcknowledgements()).isZero();
     }
 
+    /**
+     * Tiny mailboxes (a poll of one or two records), releases among the accepts: every record ends accepted exactly
+     * once, each released one after a redelivery with a higher delivery count, and the poll thread, woken only when a
+     * poll's records are all settled, never waits out its flush interval per poll (the run stays fast; bounded here
+     * by the liveness wait only).
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "capacity {0}")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {1, 2})
+    void shouldSettleEveryRecordThroughATinyMailboxWithReleasesAmongAccepts(int capacity) throws Exception {
+        final String topic = "share-tiny-" + capacity;
+        KafkaTestSupport.loadTopic(kafka, topic, 1, 40);
+        final String group = shareGroup("share-tiny-g-" + capacity, 30_000);
+        final Map<Long, AtomicInteger> accepted = new ConcurrentHashMap<>();
+        final Map<Long, Short> releasedAt = new ConcurrentHashMap<>();
+        final Map<Long, Short> acceptedAt = new ConcurrentHashMap<>();
+        final KafkaShareReceiver<String, String> receiver = receiver(group, topic, capacity);
+        final reactor.core.Disposable d = receiver.receive().subscribe(r -> {
+            if (r.offset() % 5 == 0 && releasedAt.putIfAbsent(r.offset(), r.deliveryCount()) == null) {
+                r.release(); // delivered again, deliveryCount + 1
+            } else if (r.accept()) {
+                accepted.computeIfAbsent(r.offset(), o -> new AtomicInteger()).incrementAndGet();
+                acceptedAt.put(r.offset(), r.deliveryCount());
+            }
+        });
+        try {
+            assertThat(eventually(() -> accepted.size() == 40)).as("every record accepted").isTrue();
+        } finally {
+            d.dispose();
+            receiver.close(Duration.ofSeconds(10));
+        }
+        assertThat(accepted.values()).allSatisfy(n -> assertThat(n.get()).isEqualTo(1));
+        assertThat(releasedAt).hasSize(8);
+        releasedAt.forEach((offset, count) -> assertThat(acceptedAt.get(offset)).as("offset %s", offset)
+                .isGreaterThan(count));
+    }
+
     @Test
     void shouldRedeliverReleasedRecordWithDeliveryCountPlusOne() throws Exception {
         final String topic = "share-release";
