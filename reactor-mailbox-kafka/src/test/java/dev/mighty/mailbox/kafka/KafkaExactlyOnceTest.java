@@ -75,7 +75,7 @@ class KafkaExactlyOnceTest {
 
     /** One output per input record: its value, prefixed. */
     private static Function1 copyTo(String outTopic) {
-        return record -> Mono.just(new ProducerRecord<>(outTopic, record.key(), "out-" + record.value()));
+        return record -> Mono.just(output(outTopic, record));
     }
 
     /** The process function's type, named once. */
@@ -119,7 +119,13 @@ class KafkaExactlyOnceTest {
     /** Runs {@code process} through a new receiver of {@code group} until the group's offsets reach {@code ends}. */
     private static void runToTheEnd(String group, String in, KafkaMailboxSender<String, String> sender,
             Function1 process, Map<TopicPartition, Long> ends) throws Exception {
-        final KafkaMailboxReceiver<String, String> receiver = receiver(group, in);
+        runToTheEnd(receiver(group, in), group, sender, process, ends);
+    }
+
+    /** As above, through {@code receiver} (of {@code group}), which it closes. */
+    private static void runToTheEnd(KafkaMailboxReceiver<String, String> receiver, String group,
+            KafkaMailboxSender<String, String> sender, Function1 process, Map<TopicPartition, Long> ends)
+            throws Exception {
         final Disposable d = receiver.receiveExactlyOnce(sender, process).subscribe();
         try {
             assertThat(committedTo(kafka, group, ends)).as("the group's offsets reach the end").isTrue();
@@ -143,6 +149,19 @@ class KafkaExactlyOnceTest {
         return error.get();
     }
 
+    /** Creates {@code in} with {@code count} records and an empty one-partition {@code out}; returns {@code in}'s ends. */
+    private static Map<TopicPartition, Long> inAndOut(String in, int partitions, int count, String out)
+            throws Exception {
+        final Map<TopicPartition, Long> ends = loadTopic(kafka, in, partitions, count);
+        kafka.createTopic(out, 1);
+        return ends;
+    }
+
+    /** The one output of {@code record}: its value, prefixed, to {@code out}. */
+    private static ProducerRecord<String, String> output(String out, ConsumerRecord<String, String> record) {
+        return new ProducerRecord<>(out, record.key(), "out-" + record.value());
+    }
+
     /** The outputs of inputs v-0 .. v-(count-1), each once. */
     private static List<String> expectedOutputs(int count) {
         final List<String> expected = new ArrayList<>(count);
@@ -160,8 +179,7 @@ class KafkaExactlyOnceTest {
             final String in = "eos-in";
             final String out = "eos-out";
             final int count = 300;
-            final Map<TopicPartition, Long> ends = loadTopic(kafka, in, 3, count);
-            kafka.createTopic(out, 1);
+            final Map<TopicPartition, Long> ends = inAndOut(in, 3, count, out);
             final List<CommittedTransaction<String, String>> committed = new CopyOnWriteArrayList<>();
             try (KafkaMailboxSender<String, String> sender = sender("eos-tx")) {
                 final KafkaMailboxReceiver<String, String> receiver = receiver("eos-group", in);
@@ -228,8 +246,7 @@ class KafkaExactlyOnceTest {
             final String in = "eos-tiny-" + capacity + "-in";
             final String out = "eos-tiny-" + capacity + "-out";
             final int count = 120;
-            final Map<TopicPartition, Long> ends = loadTopic(kafka, in, 3, count);
-            kafka.createTopic(out, 1);
+            final Map<TopicPartition, Long> ends = inAndOut(in, 3, count, out);
             final Map<String, Object> config = consumerConfig(kafka, "eos-tiny-" + capacity);
             config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
             final KafkaMailboxReceiver<String, String> receiver = KafkaMailboxReceiver.<String, String>builder(config)
@@ -238,13 +255,7 @@ class KafkaExactlyOnceTest {
                     .transactionBatch(7, Duration.ofMillis(20)) // more than the mailbox holds: batches span refills
                     .build();
             try (KafkaMailboxSender<String, String> sender = sender("eos-tiny-tx-" + capacity)) {
-                final Disposable d = receiver.receiveExactlyOnce(sender, copyTo(out)).subscribe();
-                try {
-                    assertThat(committedTo(kafka, "eos-tiny-" + capacity, ends)).isTrue();
-                } finally {
-                    d.dispose();
-                    receiver.closeAsync(Duration.ofSeconds(5)).toCompletableFuture().get(30, TimeUnit.SECONDS);
-                }
+                runToTheEnd(receiver, "eos-tiny-" + capacity, sender, copyTo(out), ends);
             }
             assertThat(readCommitted(out, 1, count)).containsExactlyInAnyOrderElementsOf(expectedOutputs(count));
         }
@@ -259,14 +270,13 @@ class KafkaExactlyOnceTest {
             final String in = "eos-fail-in";
             final String out = "eos-fail-out";
             final int count = 200;
-            final Map<TopicPartition, Long> ends = loadTopic(kafka, in, 2, count);
-            kafka.createTopic(out, 1);
+            final Map<TopicPartition, Long> ends = inAndOut(in, 2, count, out);
             final AtomicBoolean failed = new AtomicBoolean();
             final Function1 failOnce = record -> {
                 if (record.value().equals("v-101") && failed.compareAndSet(false, true)) {
                     return Mono.error(new IllegalStateException("processing failed"));
                 }
-                return Mono.just(new ProducerRecord<>(out, record.key(), "out-" + record.value()));
+                return Mono.just(output(out, record));
             };
             try (KafkaMailboxSender<String, String> sender = sender("eos-fail-tx")) {
                 assertThat(runToTheError("eos-fail-group", in, sender, failOnce))
@@ -286,14 +296,13 @@ class KafkaExactlyOnceTest {
             final String in = "eos-send-in";
             final String out = "eos-send-out";
             final int count = 100;
-            final Map<TopicPartition, Long> ends = loadTopic(kafka, in, 1, count);
-            kafka.createTopic(out, 1);
+            final Map<TopicPartition, Long> ends = inAndOut(in, 1, count, out);
             final AtomicBoolean tooLarge = new AtomicBoolean();
             final Function1 oneTooLarge = record -> {
                 if (record.value().equals("v-42") && tooLarge.compareAndSet(false, true)) {
                     return Mono.just(new ProducerRecord<>(out, record.key(), "x".repeat(2 * 1024 * 1024)));
                 }
-                return Mono.just(new ProducerRecord<>(out, record.key(), "out-" + record.value()));
+                return Mono.just(output(out, record));
             };
             try (KafkaMailboxSender<String, String> sender = sender("eos-send-tx")) {
                 assertThat(runToTheError("eos-send-group", in, sender, oneTooLarge))
@@ -313,8 +322,7 @@ class KafkaExactlyOnceTest {
             final String in = "eos-zombie-in";
             final String out = "eos-zombie-out";
             final int count = 200;
-            final Map<TopicPartition, Long> ends = loadTopic(kafka, in, 2, count);
-            kafka.createTopic(out, 1);
+            final Map<TopicPartition, Long> ends = inAndOut(in, 2, count, out);
             final CountDownLatch halfway = new CountDownLatch(1);
             final Function1 slow = record -> Mono.delay(Duration.ofMillis(5))
                     .doOnNext(x -> {
@@ -322,7 +330,7 @@ class KafkaExactlyOnceTest {
                             halfway.countDown();
                         }
                     })
-                    .thenReturn(new ProducerRecord<>(out, record.key(), "out-" + record.value()));
+                    .thenReturn(output(out, record));
             final KafkaMailboxSender<String, String> zombieSender = sender("eos-zombie-tx");
             final KafkaMailboxReceiver<String, String> zombie = receiver("eos-zombie-group", in);
             final AtomicReference<Throwable> zombieError = new AtomicReference<>();
@@ -349,8 +357,7 @@ class KafkaExactlyOnceTest {
             final String in = "eos-crash-in";
             final String out = "eos-crash-out";
             final int count = 150;
-            final Map<TopicPartition, Long> ends = loadTopic(kafka, in, 1, count);
-            kafka.createTopic(out, 1);
+            final Map<TopicPartition, Long> ends = inAndOut(in, 1, count, out);
             final CountDownLatch stuck = new CountDownLatch(1);
             final CountDownLatch release = new CountDownLatch(1);
             final Function1 hangs = record -> {
@@ -358,10 +365,10 @@ class KafkaExactlyOnceTest {
                     stuck.countDown();
                     return Mono.fromCallable(() -> {
                         release.await(60, TimeUnit.SECONDS); // the crash comes while this transaction is open
-                        return new ProducerRecord<>(out, record.key(), "out-" + record.value());
+                        return output(out, record);
                     });
                 }
-                return Mono.just(new ProducerRecord<>(out, record.key(), "out-" + record.value()));
+                return Mono.just(output(out, record));
             };
             final KafkaMailboxSender<String, String> crashedSender = sender("eos-crash-tx");
             final KafkaMailboxReceiver<String, String> crashed = receiver("eos-crash-group", in);
@@ -393,12 +400,11 @@ class KafkaExactlyOnceTest {
             final String in = "eos-rebalance-in";
             final String out = "eos-rebalance-out";
             final int count = 400;
-            final Map<TopicPartition, Long> ends = loadTopic(kafka, in, 4, count);
-            kafka.createTopic(out, 1);
+            final Map<TopicPartition, Long> ends = inAndOut(in, 4, count, out);
             final AtomicInteger processed = new AtomicInteger();
             final Function1 slow = record -> Mono.delay(Duration.ofMillis(2))
                     .doOnNext(x -> processed.incrementAndGet())
-                    .thenReturn(new ProducerRecord<>(out, record.key(), "out-" + record.value()));
+                    .thenReturn(output(out, record));
             try (KafkaMailboxSender<String, String> senderA = sender("eos-rebalance-a");
                     KafkaMailboxSender<String, String> senderB = sender("eos-rebalance-b")) {
                 final KafkaMailboxReceiver<String, String> a = receiver("eos-rebalance-group", in);
@@ -431,8 +437,7 @@ class KafkaExactlyOnceTest {
             final String in = "eos-revoked-in";
             final String out = "eos-revoked-out";
             final int count = 120;
-            final Map<TopicPartition, Long> ends = loadTopic(kafka, in, 2, count);
-            kafka.createTopic(out, 1);
+            final Map<TopicPartition, Long> ends = inAndOut(in, 2, count, out);
             final AtomicInteger seen = new AtomicInteger();
             final CountDownLatch stuck = new CountDownLatch(1);
             final CountDownLatch release = new CountDownLatch(1);
@@ -441,10 +446,10 @@ class KafkaExactlyOnceTest {
                     stuck.countDown();
                     return Mono.fromCallable(() -> {
                         release.await(60, TimeUnit.SECONDS); // held past the revocation
-                        return new ProducerRecord<>(out, record.key(), "out-" + record.value());
+                        return output(out, record);
                     });
                 }
-                return Mono.just(new ProducerRecord<>(out, record.key(), "out-" + record.value()));
+                return Mono.just(output(out, record));
             };
             final Map<String, Object> config = consumerConfig(kafka, "eos-revoked-group");
             config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
