@@ -155,8 +155,8 @@ final class ExactlyOnce<K, V, OK, OV> implements TransactionBarrier {
             return null; // nothing to do, or closing: the records go to the next owner
         }
         open = true;
-        producer.beginTransaction();
         try {
+            producer.beginTransaction(); // inside: a producer fenced here clears open as any failure does
             final List<ConsumerRecord<K, V>> records = new ArrayList<>(live.size());
             for (ReceivedRecord<K, V> r : live) {
                 records.add(r.record());
