@@ -13,7 +13,7 @@ import org.jctools.queues.MpscBlockingConsumerArrayQueue;
  * <h2>Threads</h2>
  * {@link #send}: any thread; {@link #receive}: one consumer thread.
  */
-public final class BlockingConsumerRing<E> {
+public final class BlockingConsumerRing<E> implements ParkingRing<E> {
     private final MpscBlockingConsumerArrayQueue<E> queue;
 
     /** @param capacity the queue's capacity (JCTools rounds it up to a power of two) */
@@ -31,6 +31,7 @@ public final class BlockingConsumerRing<E> {
      *
      * @throws InterruptedException if the wait is aborted
      */
+    @Override
     public void send(E e, DrivenExecutor.Idle idle) throws InterruptedException {
         for (int spins = 0; !queue.offer(e); ) {
             spins = idle.idle(spins);
@@ -44,12 +45,14 @@ public final class BlockingConsumerRing<E> {
      * @return the elements handed to {@code consumer}, at least 1
      * @throws InterruptedException if the wait is interrupted
      */
+    @Override
     public int receive(MessagePassingQueue.Consumer<E> consumer, int max) throws InterruptedException {
         consumer.accept(queue.take());
         return max > 1 ? 1 + queue.drain(consumer, max - 1) : 1;
     }
 
     /** Drains what is there now, without waiting. */
+    @Override
     public int drainNow(MessagePassingQueue.Consumer<E> consumer) {
         return queue.drain(consumer);
     }

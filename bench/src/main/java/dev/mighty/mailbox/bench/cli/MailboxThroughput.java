@@ -98,7 +98,8 @@ public final class MailboxThroughput implements Callable<Integer> {
     @Option(names = "--native", arity = "0..1", paramLabel = "DIR", fallbackValue = "bench/native",
             description = "After the JVM's rows, run the out-of-process comparators built by bench/native/run.sh "
                     + "in DIR (default: bench/native) with this run's settings, and add their rows, marked "
-                    + "out-of-process. A program that is not built is skipped (and said so).")
+                    + "out-of-process. A program that is not built yet is built first (run.sh --build-only "
+                    + "--no-install); one that cannot be built here is skipped, and said so.")
     Path nativeDir;
 
     @Option(names = "--crowds", description = "After the other rows, add the crowd rows: 10,000 virtual-thread "
@@ -434,8 +435,9 @@ public final class MailboxThroughput implements Callable<Integer> {
                 "--warmup", Integer.toString(warmup), "--iterations", Integer.toString(iterations));
         for (NativeComparators.Program p : NativeComparators.PROGRAMS) {
             final Path binary = p.binary(nativeDir);
-            if (!java.nio.file.Files.isExecutable(binary)) {
-                stdout.println("skipped: " + p.name() + ": not built (" + binary + "; bench/native/run.sh builds it)");
+            if (!java.nio.file.Files.isExecutable(binary) && !NativeComparators.build(nativeDir, p, stderr)) {
+                stdout.println("skipped: " + p.name() + ": not built, and bench/native/run.sh --build-only could not "
+                        + "build it here (its reason is above; as root, run.sh installs the missing toolchain)");
                 continue;
             }
             stderr.println("[native] " + binary + " " + String.join(" ", args));

@@ -99,6 +99,42 @@ final class NativeComparators {
         }
     }
 
+    /**
+     * Builds {@code program} with {@code run.sh --build-only --no-install --program NAME} in {@code nativeDir} (its
+     * output to {@code stderr}), run before any native row is measured. It installs nothing: a missing toolchain
+     * makes it print its reason and leaves the program unbuilt.
+     *
+     * @return whether the program's binary is there now
+     */
+    static boolean build(Path nativeDir, Program program, PrintStream stderr) throws IOException, InterruptedException {
+        final Path script = nativeDir.resolve("run.sh");
+        if (!Files.isRegularFile(script)) {
+            stderr.println("[native] no " + script + ": cannot build " + program.name());
+            return false;
+        }
+        stderr.println("[native] " + program.name() + " is not built: " + script + " --build-only --no-install "
+                + "--program " + program.name());
+        final Path log = Files.createTempFile("mailbox-bench-native", ".build");
+        try {
+            final Process process = new ProcessBuilder("bash", script.toString(), "--build-only", "--no-install",
+                    "--program", program.name())
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .start();
+            if (!process.waitFor(TIMEOUT_MINUTES, TimeUnit.MINUTES)) {
+                process.destroyForcibly();
+                process.waitFor(10, TimeUnit.SECONDS);
+                stderr.println("[native] " + program.name() + ": the build still ran after " + TIMEOUT_MINUTES
+                        + " minutes");
+            }
+            stderr.print(Files.readString(log, StandardCharsets.UTF_8));
+        } finally {
+            Files.deleteIfExists(log);
+        }
+        return Files.isExecutable(program.binary(nativeDir));
+    }
+
     private static String lastLine(String text) {
         final String t = text.strip();
         final int i = t.lastIndexOf('\n');

@@ -26,6 +26,8 @@ import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.WaitPolicy;
 import dev.mighty.mailbox.bench.AgronaFrameRing;
 import dev.mighty.mailbox.bench.BlockingConsumerRing;
+import dev.mighty.mailbox.bench.ParkingRing;
+import dev.mighty.mailbox.bench.ParkingSpscRing;
 import dev.mighty.mailbox.bench.DrainTarget;
 import dev.mighty.mailbox.bench.DrivenExecutor;
 import dev.mighty.mailbox.bench.FrameRuns;
@@ -82,6 +84,7 @@ final class Workloads {
     static final String JCTOOLS_MPSC = "jctools_mpsc_mailbox_throughput";
     static final String JCTOOLS_SPSC = "jctools_spsc_mailbox_throughput";
     static final String JCTOOLS_MPSC_BLOCKING = "jctools_mpsc_blocking_mailbox_throughput";
+    static final String JCTOOLS_SPSC_PARKING = "jctools_spsc_parking_mailbox_throughput";
     static final String AGRONA_MANY_TO_ONE = "agrona_many_to_one_frame_throughput";
     static final String AGRONA_ONE_TO_ONE = "agrona_one_to_one_frame_throughput";
     static final String REACTOR_SINK = "reactor_sink_mailbox_throughput";
@@ -196,7 +199,12 @@ final class Workloads {
                         s -> new BareRing(JCTOOLS_MPSC, new MpscArrayQueue<>(s.capacity()), s)),
                 new Entry(JCTOOLS_MPSC_BLOCKING, "JCTools MpscBlockingConsumerArrayQueue: offer() (spin, then yield "
                         + "when full) / take() (parks while empty) then drain(consumer, batch - 1)", false,
-                        BlockingRing::new),
+                        s -> new BlockingRing(JCTOOLS_MPSC_BLOCKING, new BlockingConsumerRing<>(s.capacity()), s)),
+                new Entry(JCTOOLS_SPSC_PARKING, "JCTools SpscArrayQueue plus what a consumer that parks needs "
+                        + "(ParkingSpscRing): offer(), a StoreLoad fence and a waiter check / drain(consumer, batch), "
+                        + "WaitPolicy.defaults() back-off, then park: the floor of an SPSC queue whose consumer sleeps",
+                        false, s -> new BlockingRing(JCTOOLS_SPSC_PARKING,
+                                new ParkingSpscRing<>(s.capacity(), WaitPolicy.defaults()), s)),
                 new Entry(JCTOOLS_SPSC, "JCTools SpscArrayQueue, bare: offer() / drain(consumer, batch), busy "
                         + "(spin, then yield)", false,
                         s -> new BareRing(JCTOOLS_SPSC, new SpscArrayQueue<>(s.capacity()), s)),
@@ -1112,22 +1120,23 @@ final class Workloads {
         }
     }
 
-    /** JCTools' MPSC ring with a consumer that blocks ({@link BlockingConsumerRing}, shared with JMH). */
+    /** A ring whose consumer parks ({@link ParkingRing}: JCTools' blocking MPSC, the parking SPSC; shared with JMH). */
     static final class BlockingRing implements Workload {
-        private final BlockingConsumerRing<Integer> ring;
+        private final ParkingRing<Integer> ring;
         private final Integer[] payload;
-        private final ObjectCheck check = new ObjectCheck(JCTOOLS_MPSC_BLOCKING);
+        private final ObjectCheck check;
         private final int batch;
 
-        BlockingRing(Setup s) {
-            this.ring = new BlockingConsumerRing<>(s.capacity());
+        BlockingRing(String name, ParkingRing<Integer> ring, Setup s) {
+            this.ring = ring;
+            this.check = new ObjectCheck(name);
             this.payload = s.payload();
             this.batch = s.batch();
         }
 
         @Override
         public void produce(int n) throws InterruptedException {
-            final BlockingConsumerRing<Integer> ring = this.ring;
+            final ParkingRing<Integer> ring = this.ring;
             final Integer[] payload = this.payload;
             for (int i = 0; i < n; i++) {
                 ring.send(payload[i], Workload::idle);

@@ -9,8 +9,11 @@ import java.util.concurrent.TimeUnit;
 
 import com.lmax.disruptor.EventPoller;
 import com.lmax.disruptor.RingBuffer;
+import dev.mighty.mailbox.WaitPolicy;
 import dev.mighty.mailbox.bench.BlockingConsumerRing;
 import dev.mighty.mailbox.bench.DrivenExecutor;
+import dev.mighty.mailbox.bench.ParkingRing;
+import dev.mighty.mailbox.bench.ParkingSpscRing;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
@@ -48,6 +51,8 @@ import static dev.mighty.mailbox.bench.jmh.OneToOneState.MESSAGES;
  *   <li>JCTools {@code MpscBlockingConsumerArrayQueue}: the MPSC ring whose consumer blocks ({@code take()} then
  *       {@code drain}), the JCTools queue closest to the mailbox's job ({@link BlockingConsumerRing}, the wiring
  *       the CLI's row uses);
+ *   <li>JCTools {@code SpscArrayQueue} with a consumer that parks ({@link ParkingSpscRing}: a StoreLoad fence and a
+ *       waiter check per send, no more): the floor of any SPSC queue whose consumer sleeps while it is empty;
  *   <li>bare rings: JCTools {@code MpscArrayQueue}/{@code SpscArrayQueue} ({@code drain}), Agrona
  *       {@link OneToOneConcurrentArrayQueue} ({@code drain}) and {@link ManyToOneRingBuffer} (8-byte records);
  *   <li>the LMAX Disruptor: a multi-producer {@link RingBuffer} read by an {@link EventPoller}; the producer checks
@@ -113,20 +118,21 @@ public class ComparatorThroughputBenchmark {
         }
     }
 
-    /** {@link BlockingConsumerRing}: {@code offer} (spin, then yield when full) / {@code take} then {@code drain}. */
-    @State(Scope.Thread)
-    public static class BlockingConsumer extends OneToOneState {
-        BlockingConsumerRing<Object> ring;
+    /** A {@link ParkingRing}: {@code offer} (spin, then yield when full) / wait (parks while empty) then drain. */
+    public abstract static class ParkingState extends OneToOneState {
+        ParkingRing<Object> ring;
         final Sink sink = new Sink();
+
+        abstract ParkingRing<Object> newRing();
 
         @Override
         protected void open() {
-            ring = new BlockingConsumerRing<>(CAPACITY);
+            ring = newRing();
         }
 
         @Override
         protected void produce(int n) throws InterruptedException {
-            final BlockingConsumerRing<Object> ring = this.ring;
+            final ParkingRing<Object> ring = this.ring;
             for (int i = 0; i < n; i++) {
                 ring.send(MESSAGE, OneToOneState::producerIdle);
             }
@@ -135,6 +141,24 @@ public class ComparatorThroughputBenchmark {
         @Override
         protected int drainNow() {
             return ring.drainNow(sink);
+        }
+    }
+
+    /** {@link BlockingConsumerRing}: JCTools' MPSC ring whose consumer {@code take()}s, then drains. */
+    @State(Scope.Thread)
+    public static class BlockingConsumer extends ParkingState {
+        @Override
+        ParkingRing<Object> newRing() {
+            return new BlockingConsumerRing<>(CAPACITY);
+        }
+    }
+
+    /** {@link ParkingSpscRing}: the SPSC ring plus the fence and waiter check a consumer that parks needs. */
+    @State(Scope.Thread)
+    public static class ParkingSpsc extends ParkingState {
+        @Override
+        ParkingRing<Object> newRing() {
+            return new ParkingSpscRing<>(CAPACITY, WaitPolicy.defaults());
         }
     }
 
@@ -371,8 +395,22 @@ public class ComparatorThroughputBenchmark {
     @Benchmark
     @OperationsPerInvocation(MESSAGES)
     public Object jctools_mpsc_blocking_take_drain(BlockingConsumer s) throws InterruptedException {
+        return receive(s);
+    }
+
+    /**
+     * The SPSC ring with a consumer that parks ({@link ParkingSpscRing}): the floor of the SPSC mailbox, whose
+     * consumer parks too; {@code jctools_spsc_drain}'s consumer never sleeps, so its producer fences nothing.
+     */
+    @Benchmark
+    @OperationsPerInvocation(MESSAGES)
+    public Object jctools_spsc_parking_drain(ParkingSpsc s) throws InterruptedException {
+        return receive(s);
+    }
+
+    private static Object receive(ParkingState s) throws InterruptedException {
         s.request();
-        final BlockingConsumerRing<Object> ring = s.ring;
+        final ParkingRing<Object> ring = s.ring;
         final Sink sink = s.sink;
         int n = 0;
         while (n < MESSAGES) {
