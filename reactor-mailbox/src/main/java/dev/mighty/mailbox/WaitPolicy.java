@@ -115,47 +115,6 @@ public final class WaitPolicy {
         return yields;
     }
 
-    /** {@return whether this policy parks at once (no back-off)} */
-    public boolean parksAtOnce() {
-        return spins == 0 && yields == 0;
-    }
-
-    /**
-     * Takes back-off step {@code step} (0-based): a spin-wait, then yields.
-     *
-     * @param step how many steps this wait has taken so far
-     * @return false, taking no step, once the back-off is spent: time to park
-     */
-    public boolean idle(int step) {
-        if (step < spins) {
-            Thread.onSpinWait();
-            return true;
-        }
-        if (step - spins < yields) {
-            Thread.yield();
-            return true;
-        }
-        return false;
-    }
-
-    /** Spin-waits of {@link #idleAlways(int)} before it yields. */
-    private static final int ALWAYS_SPINS = 64;
-
-    /**
-     * One step of a wait that needs no wake-up because it ends by itself soon: a producer between its claim and its
-     * publish, which publishes without waiting for anyone. Spin-waits for the first 64 steps, then yields; never
-     * parks. Not for waits that may last (use a policy and a park for those).
-     *
-     * @param step how many steps this wait has taken so far
-     */
-    public static void idleAlways(int step) {
-        if (step < ALWAYS_SPINS) {
-            Thread.onSpinWait();
-        } else {
-            Thread.yield();
-        }
-    }
-
     @Override
     public boolean equals(@Nullable Object o) {
         return o instanceof WaitPolicy other && other.spins == spins && other.yields == yields;
@@ -168,6 +127,6 @@ public final class WaitPolicy {
 
     @Override
     public String toString() {
-        return parksAtOnce() ? "WaitPolicy[park]" : "WaitPolicy[spins=" + spins + ", yields=" + yields + "]";
+        return spins == 0 && yields == 0 ? "WaitPolicy[park]" : "WaitPolicy[spins=" + spins + ", yields=" + yields + "]";
     }
 }

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.mighty.mailbox.internal.Backoff;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -27,19 +28,19 @@ class WaitPolicyTest {
     void shouldTakeSpinsThenYieldsThenStopWhenBackingOff() {
         final WaitPolicy policy = WaitPolicy.backoff(3, 2);
         int steps = 0;
-        while (policy.idle(steps)) {
+        while (Backoff.idle(policy, steps)) {
             steps++;
         }
         assertThat(steps).isEqualTo(5);
-        assertThat(policy.idle(1_000)).isFalse();
+        assertThat(Backoff.idle(policy, 1_000)).isFalse();
     }
 
     @Test
     void shouldParkAtOnceWhenGivenNoSteps() {
         assertThat(WaitPolicy.backoff(0, 0)).isSameAs(WaitPolicy.park());
-        assertThat(WaitPolicy.park().parksAtOnce()).isTrue();
-        assertThat(WaitPolicy.park().idle(0)).isFalse();
-        assertThat(WaitPolicy.defaults().parksAtOnce()).isFalse();
+        assertThat(Backoff.parksAtOnce(WaitPolicy.park())).isTrue();
+        assertThat(Backoff.idle(WaitPolicy.park(), 0)).isFalse();
+        assertThat(Backoff.parksAtOnce(WaitPolicy.defaults())).isFalse();
         assertThat(WaitPolicy.defaults()).isEqualTo(WaitPolicy.backoff(WaitPolicy.DEFAULT_SPINS,
                 WaitPolicy.DEFAULT_YIELDS));
         assertThat(WaitPolicy.defaults().toString()).isEqualTo("WaitPolicy[spins=128, yields=64]");

@@ -424,7 +424,7 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
             if (checkEndOfStream()) {
                 return;
             }
-            if (!waitPolicy.parksAtOnce() && ring.idleUntilData(waitPolicy, this)) {
+            if (!Backoff.parksAtOnce(waitPolicy) && ring.idleUntilData(waitPolicy, this)) {
                 continue; // a message (or the close) arrived during the back-off: no wake-up needed
             }
             if (isCancelled() || (standing != null ? ring.awaitDataStanding(standing) : ring.awaitData(this))) {

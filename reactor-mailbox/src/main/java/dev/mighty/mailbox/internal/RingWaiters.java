@@ -201,7 +201,7 @@ abstract class WaitersL1Pad extends WaitersFields {
  *
  * <h2>Back-off</h2>
  * Every spin and yield of the library is a {@link WaitPolicy} step: the consumer's policy (set by the builder),
- * {@link #SEND_POLICY} for a producer before it queues, and {@link WaitPolicy#idleAlways(int)} while a producer is
+ * {@link #SEND_POLICY} for a producer before it queues, and {@link Backoff#idleAlways(int)} while a producer is
  * between its claim and its publish.
  */
 public final class RingWaiters extends WaitersL1Pad {
@@ -303,7 +303,7 @@ public final class RingWaiters extends WaitersL1Pad {
             if ((step & (MailboxRing.CLOSE_CHECK_STEPS - 1)) == 0 && ring.closing() && ring.endOfStreamAt(cIndex)) {
                 return true;
             }
-            if (step >= 0 && policy.idle(step)) {
+            if (step >= 0 && Backoff.idle(policy, step)) {
                 step++;
                 continue;
             }
@@ -316,7 +316,7 @@ public final class RingWaiters extends WaitersL1Pad {
             if (index != cIndex) {
                 // NOTE: a producer is between its claim and its publish. It publishes without waiting for anyone,
                 // so we yield instead of parking.
-                WaitPolicy.idleAlways(Integer.MAX_VALUE);
+                Backoff.idleAlways(Integer.MAX_VALUE);
                 continue;
             }
             long remaining = 0L;
@@ -358,7 +358,7 @@ public final class RingWaiters extends WaitersL1Pad {
             if ((step & (MailboxRing.CLOSE_CHECK_STEPS - 1)) == 0 && ring.closing()) {
                 return true; // see awaitData(ring, long): the close state is looked at only every few steps
             }
-            if ((role != null && role.isCancelled()) || !policy.idle(step)) {
+            if ((role != null && role.isCancelled()) || !Backoff.idle(policy, step)) {
                 return false;
             }
         }
@@ -376,7 +376,7 @@ public final class RingWaiters extends WaitersL1Pad {
      * {@link Thread#onSpinWait()} and no {@link Thread#yield()}: BlockHound reports both on Reactor's non-blocking
      * threads and its default callback throws from them; reactor-core's own queues wait for an in-flight producer
      * with a plain re-read loop the same way. On the library's own waits (a thread blocked in {@code recv} or
-     * {@code send}) {@link WaitPolicy#idleAlways(int)} yields instead.
+     * {@code send}) {@link Backoff#idleAlways(int)} yields instead.
      *
      * @param step how many steps this wait has taken so far
      */
@@ -505,7 +505,7 @@ public final class RingWaiters extends WaitersL1Pad {
         if (deadline != MailboxRing.NO_DEADLINE && (remaining = deadline - System.nanoTime()) <= 0L) {
             return TIMED_OUT;
         }
-        if (SEND_POLICY.idle(step)) {
+        if (Backoff.idle(SEND_POLICY, step)) {
             return RETRY;
         }
         final RoomWaiter node = new RoomWaiter(Thread.currentThread());

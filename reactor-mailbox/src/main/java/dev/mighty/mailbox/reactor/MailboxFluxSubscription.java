@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 import dev.mighty.mailbox.WaitPolicy;
+import dev.mighty.mailbox.internal.Backoff;
 import dev.mighty.mailbox.internal.MailboxDrain;
 import dev.mighty.mailbox.internal.MailboxRing;
 import org.reactivestreams.Subscriber;
@@ -442,7 +443,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
             if (message != null) {
                 return message;
             }
-        } else if (!pollWaitPolicy.parksAtOnce() && ring.idleUntilData(pollWaitPolicy, this)) {
+        } else if (!Backoff.parksAtOnce(pollWaitPolicy) && ring.idleUntilData(pollWaitPolicy, this)) {
             final T message = ring.poll(); // arrived during the back-off (the user dedicated this poller's thread)
             if (message != null) {
                 taken();
