@@ -6,7 +6,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
-import dev.mighty.mailbox.reactor.MailboxSinks;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
@@ -14,7 +13,6 @@ import reactor.core.publisher.SignalType;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
-import reactor.util.concurrent.Queues;
 
 /**
  * The many-producer workload, shared by the CLI rows, the CLI's continuous-stream section and the JMH benchmark:
@@ -26,9 +24,10 @@ import reactor.util.concurrent.Queues;
  * <p>Every kind waits the same way when its sink is full: the given {@link DrivenExecutor.Idle} (spin, then yield),
  * counted per emission. The kinds differ only in the sink:
  * <ul>
- *     <li>{@link Kind#MAILBOX_SINKS}: {@code MailboxSinks.many(capacity)}, {@code tryEmitNext} retried on
- *     {@code FAIL_OVERFLOW} (the only failure it answers while open).</li>
- *     <li>{@link Kind#REACTOR_SINK}: {@code Sinks.many().unicast().onBackpressureBuffer(Queues.get(capacity).get())},
+ *     <li>{@link Kind#MAILBOX_SINKS}: {@link Faces#mailboxSinks} ({@code MailboxSinks.many(capacity)}),
+ *     {@code tryEmitNext} retried on {@code FAIL_OVERFLOW} (the only failure it answers while open).</li>
+ *     <li>{@link Kind#REACTOR_SINK}: {@link Faces#reactorUnicastSink}
+ *     ({@code Sinks.many().unicast().onBackpressureBuffer(Queues.get(capacity).get())}),
  *     {@code emitNext(v, handler)} with a handler that retries {@code FAIL_NON_SERIALIZED} (what
  *     {@code busyLooping} retries) and {@code FAIL_OVERFLOW} (which it does not): the advice users get.</li>
  *     <li>{@link Kind#FLUX_CREATE}: {@code Flux.create(sink -> .., BUFFER)}, whose serialized sink takes any thread
@@ -245,14 +244,14 @@ public abstract class FourEmitters {
         }
     }
 
-    /** {@code MailboxSinks.many(capacity)}: {@code tryEmitNext}, retried on {@code FAIL_OVERFLOW}. */
+    /** {@link Faces#mailboxSinks}: {@code tryEmitNext}, retried on {@code FAIL_OVERFLOW}. */
     static final class MailboxSinksEmitters extends FourEmitters {
         private final Sinks.Many<Integer> sink;
 
         MailboxSinksEmitters(String name, int capacity, Integer[] payload, DrivenExecutor.Idle idle,
                 ThreadCpu threads) {
             super(name, payload, idle, threads);
-            this.sink = MailboxSinks.many(capacity);
+            this.sink = Faces.mailboxSinks(capacity);
         }
 
         @Override
@@ -278,8 +277,8 @@ public abstract class FourEmitters {
     }
 
     /**
-     * Reactor's unicast sink with a retrying handler, one per emitter (so the back-off counter is the emitter's
-     * own, reset before each value).
+     * Reactor's unicast sink ({@link Faces#reactorUnicastSink}) with a retrying handler, one per emitter (so the
+     * back-off counter is the emitter's own, reset before each value).
      */
     static final class ReactorSinkEmitters extends FourEmitters {
         private final Sinks.Many<Integer> sink;
@@ -288,7 +287,7 @@ public abstract class FourEmitters {
         ReactorSinkEmitters(String name, int capacity, Integer[] payload, DrivenExecutor.Idle idle,
                 ThreadCpu threads) {
             super(name, payload, idle, threads);
-            this.sink = Sinks.many().unicast().onBackpressureBuffer(Queues.<Integer>get(capacity).get());
+            this.sink = Faces.reactorUnicastSink(capacity);
             for (int e = 0; e < EMITTERS; e++) {
                 handlers[e] = new RetryingHandler(idle);
             }

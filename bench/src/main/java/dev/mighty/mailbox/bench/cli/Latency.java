@@ -13,9 +13,8 @@ import java.util.function.Supplier;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.WaitPolicy;
-import dev.mighty.mailbox.reactor.MailboxFlux;
+import dev.mighty.mailbox.bench.Faces;
 import dev.mighty.mailbox.rs.MailboxProcessor;
-import dev.mighty.mailbox.rs.MailboxPublisher;
 import dev.mighty.mailbox.rs.MailboxSubscriber;
 import org.HdrHistogram.Histogram;
 import org.reactivestreams.Subscription;
@@ -23,13 +22,12 @@ import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
-import reactor.util.concurrent.Queues;
 
 /**
- * The lone-message latency of each face: one message at a time (send one, wait until the consumer has it,
- * record the time from before the send to the consumer's receipt, pause so the consumer goes idle, repeat).
- * This is what a wait policy trades against throughput: a consumer that has parked pays a wake-up (an
- * {@code unpark}, an executor hand-off, a context switch) for the next lone message.
+ * The lone-message latency of each face, wired through {@link Faces}: one message at a time (send one, wait until
+ * the consumer has it, record the time from before the send to the consumer's receipt, pause so the consumer goes
+ * idle, repeat). This is what a wait policy trades against throughput: a consumer that has parked pays a wake-up
+ * (an {@code unpark}, an executor hand-off, a context switch) for the next lone message.
  *
  * <h2>Threads</h2>
  * The calling thread sends and waits (spin, then yield); each face receives on its own thread (a dedicated
@@ -72,26 +70,35 @@ final class Latency {
     private Latency() {
     }
 
+    /** {@link RecvThread}'s name: the raw mailbox, no face. */
+    static final String RECV = "mailbox recv()";
+    /** {@link ExecutorPublisher}'s name: {@value}. */
+    static final String PUBLISHER_EXECUTOR = Faces.PUBLISHER + " on a single-thread executor";
+    /** {@link TrampolinePublisher}'s name: {@value}. */
+    static final String PUBLISHER_TRAMPOLINE = Faces.PUBLISHER_TRAMPOLINE;
+    /** {@link FluxSingle}'s name (the policy is in its own column): {@value}. */
+    static final String FLUX_SINGLE = Faces.FUSED_FLUX + "(Schedulers.newSingle)";
+    /** {@link SubscriberRecv}'s name: {@value}. */
+    static final String SUBSCRIBER = "upstream -> " + Faces.SUBSCRIBER + " -> recv()";
+    /** {@link ProcessorExecutor}'s name: {@value}. */
+    static final String PROCESSOR = "upstream -> " + Faces.PROCESSOR + " -> subscriber on a single-thread executor";
+    /** {@link SinkSingle}'s name, {@code *} for a comparator: {@value}. */
+    static final String SINK_SINGLE = "* " + Faces.SINK_ON + "(Schedulers.newSingle)";
+
+    /** @return the faces measured, in output order, each wired through {@link Faces} */
     static List<Entry> faces(int capacity) {
         final List<Entry> faces = new ArrayList<>();
-        faces.add(new Entry("mailbox recv()", "defaults", p -> new RecvThread(capacity, p, WaitPolicy.defaults())));
-        faces.add(new Entry("mailbox recv()", "park", p -> new RecvThread(capacity, p, WaitPolicy.park())));
-        faces.add(new Entry("MailboxPublisher on a single-thread executor", "defaults",
+        faces.add(new Entry(RECV, "defaults", p -> new RecvThread(capacity, p, WaitPolicy.defaults())));
+        faces.add(new Entry(RECV, "park", p -> new RecvThread(capacity, p, WaitPolicy.park())));
+        faces.add(new Entry(PUBLISHER_EXECUTOR, "defaults",
                 p -> new ExecutorPublisher(capacity, p, WaitPolicy.defaults())));
-        faces.add(new Entry("MailboxPublisher on a single-thread executor", "park",
-                p -> new ExecutorPublisher(capacity, p, WaitPolicy.park())));
-        faces.add(new Entry("MailboxPublisher, trampoline (no executor)", "park (fixed)",
-                p -> new TrampolinePublisher(capacity, p)));
-        faces.add(new Entry("MailboxFlux -> publishOn(Schedulers.newSingle)", "linger (default)",
-                p -> new FluxSingle(capacity, p, null)));
-        faces.add(new Entry("MailboxFlux -> publishOn(Schedulers.newSingle)", "defaults (opt-in)",
-                p -> new FluxSingle(capacity, p, WaitPolicy.defaults())));
-        faces.add(new Entry("upstream -> MailboxSubscriber -> recv()", "defaults",
-                p -> new SubscriberRecv(capacity, p)));
-        faces.add(new Entry("upstream -> MailboxProcessor -> executor", "defaults",
-                p -> new ProcessorExecutor(capacity, p)));
-        faces.add(new Entry("* unicast sink -> publishOn(Schedulers.newSingle)", "(Reactor)",
-                p -> new SinkSingle(capacity, p)));
+        faces.add(new Entry(PUBLISHER_EXECUTOR, "park", p -> new ExecutorPublisher(capacity, p, WaitPolicy.park())));
+        faces.add(new Entry(PUBLISHER_TRAMPOLINE, "park (fixed)", p -> new TrampolinePublisher(capacity, p)));
+        faces.add(new Entry(FLUX_SINGLE, "linger (default)", p -> new FluxSingle(capacity, p, null)));
+        faces.add(new Entry(FLUX_SINGLE, "defaults (opt-in)", p -> new FluxSingle(capacity, p, WaitPolicy.defaults())));
+        faces.add(new Entry(SUBSCRIBER, "defaults", p -> new SubscriberRecv(capacity, p)));
+        faces.add(new Entry(PROCESSOR, "defaults", p -> new ProcessorExecutor(capacity, p)));
+        faces.add(new Entry(SINK_SINGLE, "(Reactor)", p -> new SinkSingle(capacity, p)));
         return faces;
     }
 
@@ -223,14 +230,13 @@ final class Latency {
         }
     }
 
-    /** {@code MailboxPublisher} on a single-thread executor. */
+    /** {@link Faces#publisherOn} a single-thread executor, with the given wait policy. */
     static final class ExecutorPublisher extends MailboxFace {
         private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> daemon(r, "latency-pub"));
 
         ExecutorPublisher(int capacity, Probe probe, WaitPolicy policy) {
             super(Mailboxes.bounded(capacity));
-            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, executor, policy)
-                    .subscribe(new ProbeSubscriber(probe));
+            Faces.publisherOn(mailbox, executor, policy, new ProbeSubscriber(probe));
         }
 
         @Override
@@ -240,23 +246,21 @@ final class Latency {
         }
     }
 
-    /** {@code MailboxPublisher} without executor: the send runs the drain. */
+    /** {@link Faces#publisherTrampoline}: the send runs the drain. */
     static final class TrampolinePublisher extends MailboxFace {
         TrampolinePublisher(int capacity, Probe probe) {
             super(Mailboxes.bounded(capacity));
-            new MailboxPublisher<>(mailbox).subscribe(new ProbeSubscriber(probe));
+            Faces.publisherTrampoline(mailbox, new ProbeSubscriber(probe));
         }
     }
 
-    /** The fused flux into {@code publishOn} on a single-thread scheduler. */
+    /** {@link Faces#fusedFlux} on a single-thread scheduler; a null policy is the library's default (the linger). */
     static final class FluxSingle extends MailboxFace {
         private final Scheduler scheduler = Schedulers.newSingle("latency-flux", true);
 
         FluxSingle(int capacity, Probe probe, WaitPolicy policy) {
             super(Mailboxes.bounded(capacity));
-            (policy == null ? MailboxFlux.from(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE) // the default
-                    : MailboxFlux.from(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, policy)).publishOn(scheduler)
-                    .subscribe(new ProbeSubscriber(probe));
+            Faces.fusedFlux(mailbox, scheduler, policy).subscribe(new ProbeSubscriber(probe));
         }
 
         @Override
@@ -266,7 +270,7 @@ final class Latency {
         }
     }
 
-    /** A synchronous upstream on the calling thread into {@code MailboxSubscriber}; {@code recv()} on a thread. */
+    /** A synchronous upstream on the calling thread into {@link Faces#subscriber}; {@code recv()} on a thread. */
     static final class SubscriberRecv implements Face {
         private final Mailbox<Integer> mailbox;
         private final MailboxSubscriber<Integer> subscriber;
@@ -276,7 +280,7 @@ final class Latency {
 
         SubscriberRecv(int capacity, Probe probe) {
             this.mailbox = Mailboxes.bounded(capacity);
-            this.subscriber = new MailboxSubscriber<>(mailbox);
+            this.subscriber = Faces.subscriber(mailbox);
             this.upstream = new Workloads.DemandUpstream(one);
             subscriber.onSubscribe(upstream);
             this.consumer = startRecvLoop(mailbox, probe, "latency-sub");
@@ -294,7 +298,7 @@ final class Latency {
         }
     }
 
-    /** A synchronous upstream into {@code MailboxProcessor}, its downstream on a single-thread executor. */
+    /** A synchronous upstream into {@link Faces#processorOn}, its downstream on a single-thread executor. */
     static final class ProcessorExecutor implements Face {
         private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> daemon(r, "latency-proc"));
         private final MailboxProcessor<Integer> processor;
@@ -302,8 +306,7 @@ final class Latency {
         private final Integer[] one = new Integer[1];
 
         ProcessorExecutor(int capacity, Probe probe) {
-            this.processor = new MailboxProcessor<>(Mailboxes.bounded(capacity), MailboxPublisher.DEFAULT_BATCH_SIZE,
-                    executor);
+            this.processor = Faces.processorOn(Mailboxes.bounded(capacity), executor);
             this.upstream = new Workloads.DemandUpstream(one);
             processor.subscribe(new ProbeSubscriber(probe));
             processor.onSubscribe(upstream);
@@ -322,14 +325,14 @@ final class Latency {
         }
     }
 
-    /** The comparator: Reactor's unicast sink into {@code publishOn} on a single-thread scheduler. */
+    /** The comparator: {@link Faces#reactorUnicastSink} into {@link Faces#sinkOn} a single-thread scheduler. */
     static final class SinkSingle implements Face {
         private final Sinks.Many<Integer> sink;
         private final Scheduler scheduler = Schedulers.newSingle("latency-sink", true);
 
         SinkSingle(int capacity, Probe probe) {
-            this.sink = Sinks.many().unicast().onBackpressureBuffer(Queues.<Integer>get(capacity).get());
-            sink.asFlux().publishOn(scheduler).subscribe(new ProbeSubscriber(probe));
+            this.sink = Faces.reactorUnicastSink(capacity);
+            Faces.sinkOn(sink, scheduler).subscribe(new ProbeSubscriber(probe));
         }
 
         @Override

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 
+import dev.mighty.mailbox.bench.Faces;
 import dev.mighty.mailbox.bench.FourEmitters;
 import dev.mighty.mailbox.bench.Placement;
 import dev.mighty.mailbox.bench.ThreadCpu;
@@ -62,11 +63,11 @@ final class Streams {
 
     static List<Row> all() {
         return List.of(
-                new Row(SINKS, "4 emitter threads tryEmitNext into MailboxSinks.many(capacity) (spin, then yield on "
+                new Row(SINKS, "4 emitter threads tryEmitNext into " + Faces.MAILBOX_SINKS + " (spin, then yield on "
                         + "FAIL_OVERFLOW) -> publishOn(Schedulers.newSingle)", FourEmitters.Kind.MAILBOX_SINKS, true),
-                new Row(REACTOR_SINK, "4 emitter threads emitNext into Sinks.many().unicast().onBackpressureBuffer("
-                        + "queue capacity), handler retrying FAIL_NON_SERIALIZED and FAIL_OVERFLOW -> "
-                        + "publishOn(Schedulers.newSingle)", FourEmitters.Kind.REACTOR_SINK, false),
+                new Row(REACTOR_SINK, "4 emitter threads emitNext into " + Faces.REACTOR_UNICAST_SINK + ", handler "
+                        + "retrying FAIL_NON_SERIALIZED and FAIL_OVERFLOW -> publishOn(Schedulers.newSingle)",
+                        FourEmitters.Kind.REACTOR_SINK, false),
                 new Row(FLUX_CREATE, "4 emitter threads next() into Flux.create(sink, BUFFER), each waiting while "
                         + "requestedFromDownstream() is 0 -> publishOn(Schedulers.newSingle)",
                         FourEmitters.Kind.FLUX_CREATE, false));

@@ -30,12 +30,11 @@ import dev.mighty.mailbox.bench.ParkingRing;
 import dev.mighty.mailbox.bench.ParkingSpscRing;
 import dev.mighty.mailbox.bench.DrainTarget;
 import dev.mighty.mailbox.bench.DrivenExecutor;
+import dev.mighty.mailbox.bench.Faces;
 import dev.mighty.mailbox.bench.FrameRuns;
 import dev.mighty.mailbox.bench.Placement;
 import dev.mighty.mailbox.bench.ThreadCpu;
-import dev.mighty.mailbox.reactor.MailboxFlux;
 import dev.mighty.mailbox.rs.MailboxProcessor;
-import dev.mighty.mailbox.rs.MailboxPublisher;
 import dev.mighty.mailbox.rs.MailboxSubscriber;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.MessageHandler;
@@ -48,7 +47,6 @@ import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
-import reactor.util.concurrent.Queues;
 
 /**
  * The registry of what {@code mailbox_throughput} measures, in output (and interleaving) order. Each row is a
@@ -173,25 +171,27 @@ final class Workloads {
                 new Entry(AGRONA_ONE_TO_ONE, "Agrona OneToOneRingBuffer, 32 B records: write(type, buffer) / "
                         + "read(handler, batch), busy (spin, then yield)", false,
                         s -> new AgronaFrameRow(AGRONA_ONE_TO_ONE, AgronaFrameRing.Kind.ONE_TO_ONE, s)),
-                new Entry(PUBLISHER_MAILBOX, "MailboxPublisher (batch 256), unbounded demand, draining on the harness "
-                        + "consumer thread (a DrivenExecutor it spins on): adapter cost without scheduler cost", true,
-                        PublisherRow::new),
-                new Entry(PUBLISHER_EXECUTOR, "MailboxPublisher (batch 256) on Executors.newSingleThreadExecutor(), "
-                        + "default WaitPolicy, unbounded demand", true, PublisherExecutorRow::new),
-                new Entry(PUBLISHER_TRAMPOLINE, "MailboxPublisher (batch 256), no executor: the drain runs on the "
-                        + "signalling thread (mostly the producer's send)", true, PublisherTrampolineRow::new),
-                new Entry(FLUX_MAILBOX, "MailboxFlux.from(mailbox).publishOn(harness consumer thread, a "
-                        + "DrivenExecutor), ASYNC-fused: adapter cost without scheduler cost", true, FluxRow::new),
-                new Entry(FLUX_SINGLE, "MailboxFlux.from(mailbox).publishOn(Schedulers.newSingle), ASYNC-fused, "
-                        + "the default wait (a linger on an earned budget, then a registration)", true,
+                new Entry(PUBLISHER_MAILBOX, Faces.PUBLISHER + " on the harness consumer thread (a DrivenExecutor it "
+                        + "spins on), its default WaitPolicy, unbounded demand: adapter cost without scheduler cost",
+                        true, PublisherRow::new),
+                new Entry(PUBLISHER_EXECUTOR, Faces.PUBLISHER + " on Executors.newSingleThreadExecutor(), its default "
+                        + "WaitPolicy, unbounded demand", true, PublisherExecutorRow::new),
+                new Entry(PUBLISHER_TRAMPOLINE, Faces.PUBLISHER_TRAMPOLINE + ": the drain runs on the signalling "
+                        + "thread (mostly the producer's send), WaitPolicy.park() (fixed), unbounded demand", true,
+                        PublisherTrampolineRow::new),
+                new Entry(FLUX_MAILBOX, Faces.FUSED_FLUX + "(harness consumer thread, a DrivenExecutor), ASYNC-fused, "
+                        + "no policy (the default wait): adapter cost without scheduler cost", true, FluxRow::new),
+                new Entry(FLUX_SINGLE, Faces.FUSED_FLUX + "(Schedulers.newSingle), ASYNC-fused, no policy: the "
+                        + "default wait (a linger on an earned budget, then a registration)", true,
                         s -> new FluxSingleRow(FLUX_SINGLE, null, s)),
-                new Entry(FLUX_SINGLE_BACKOFF, "MailboxFlux.from(mailbox, 256, WaitPolicy.defaults())"
-                        + ".publishOn(Schedulers.newSingle), ASYNC-fused: the opt-in back-off on a dedicated worker",
-                        true, s -> new FluxSingleRow(FLUX_SINGLE_BACKOFF, WaitPolicy.defaults(), s)),
-                new Entry(SUBSCRIBER, "demand-respecting upstream on the producer thread -> MailboxSubscriber -> "
-                        + "consumer recvMany(batch)", true, SubscriberRow::new),
-                new Entry(PROCESSOR, "demand-respecting upstream on the producer thread -> MailboxProcessor (batch "
-                        + "256) -> subscriber on Executors.newSingleThreadExecutor()", true, ProcessorRow::new),
+                new Entry(FLUX_SINGLE_BACKOFF, Faces.FUSED_FLUX + "(Schedulers.newSingle), ASYNC-fused, policy "
+                        + "WaitPolicy.defaults(): the opt-in back-off on a dedicated worker", true,
+                        s -> new FluxSingleRow(FLUX_SINGLE_BACKOFF, WaitPolicy.defaults(), s)),
+                new Entry(SUBSCRIBER, "demand-respecting upstream on the producer thread -> " + Faces.SUBSCRIBER
+                        + " -> consumer recvMany(batch)", true, SubscriberRow::new),
+                new Entry(PROCESSOR, "demand-respecting upstream on the producer thread -> " + Faces.PROCESSOR
+                        + " -> subscriber on Executors.newSingleThreadExecutor(), its default WaitPolicy", true,
+                        ProcessorRow::new),
                 new Entry(ABQ, "java.util.concurrent.ArrayBlockingQueue: put() / take() then drainTo(batch - 1)",
                         false, Abq::new),
                 new Entry(JCTOOLS_MPSC, "JCTools MpscArrayQueue, bare: offer() / drain(consumer, batch), busy "
@@ -208,17 +208,16 @@ final class Workloads {
                 new Entry(JCTOOLS_SPSC, "JCTools SpscArrayQueue, bare: offer() / drain(consumer, batch), busy "
                         + "(spin, then yield)", false,
                         s -> new BareRing(JCTOOLS_SPSC, new SpscArrayQueue<>(s.capacity()), s)),
-                new Entry(REACTOR_SINK, "Sinks.many().unicast().onBackpressureBuffer(queue 1024).publishOn(harness "
-                        + "consumer thread, a DrivenExecutor)", false, ReactorSink::new),
-                new Entry(REACTOR_SINK_SINGLE, "Sinks.many().unicast().onBackpressureBuffer(queue 1024)"
-                        + ".publishOn(Schedulers.newSingle)", false, ReactorSinkSingle::new),
-                new Entry(FourEmitterRows.SINKS, "4 threads tryEmitNext at once into MailboxSinks.many(capacity) "
-                        + "(spin, then yield on FAIL_OVERFLOW) -> publishOn(Schedulers.newSingle), ASYNC-fused", true,
+                new Entry(REACTOR_SINK, Faces.SINK_ON + "(harness consumer thread, a DrivenExecutor)", false,
+                        ReactorSink::new),
+                new Entry(REACTOR_SINK_SINGLE, Faces.SINK_ON + "(Schedulers.newSingle)", false,
+                        ReactorSinkSingle::new),
+                new Entry(FourEmitterRows.SINKS, "4 threads tryEmitNext at once into " + Faces.MAILBOX_SINKS
+                        + " (spin, then yield on FAIL_OVERFLOW) -> publishOn(Schedulers.newSingle), ASYNC-fused", true,
                         FourEmitterRows.Row::sinks),
-                new Entry(FourEmitterRows.REACTOR_SINK, "4 threads emitNext at once into Sinks.many().unicast()"
-                        + ".onBackpressureBuffer(queue capacity), handler retrying FAIL_NON_SERIALIZED and "
-                        + "FAIL_OVERFLOW (spin, then yield) -> publishOn(Schedulers.newSingle)", false,
-                        FourEmitterRows.Row::reactorSink),
+                new Entry(FourEmitterRows.REACTOR_SINK, "4 threads emitNext at once into " + Faces.REACTOR_UNICAST_SINK
+                        + ", handler retrying FAIL_NON_SERIALIZED and FAIL_OVERFLOW (spin, then yield) -> "
+                        + "publishOn(Schedulers.newSingle)", false, FourEmitterRows.Row::reactorSink),
                 new Entry(FourEmitterRows.FLUX_CREATE, "4 threads next() at once into Flux.create(sink, BUFFER) "
                         + "(unbounded) -> publishOn(Schedulers.newSingle)", false, FourEmitterRows.Row::fluxCreate),
                 new Entry(SUBMISSION_PUBLISHER, "java.util.concurrent.SubmissionPublisher: submit() / onNext "
@@ -805,7 +804,7 @@ final class Workloads {
     }
 
     /**
-     * {@code MailboxPublisher} over an MPSC mailbox, its drain handed to the consumer thread through the
+     * {@link Faces#publisherOn} over an MPSC mailbox, its drain handed to the consumer thread through the
      * publisher's {@code Executor} constructor, so that {@code onNext} runs there (two threads, as every row).
      */
     static final class PublisherRow extends DrivenMailboxRow {
@@ -815,14 +814,15 @@ final class Workloads {
 
         @Override
         public void open() {
-            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, consumer).subscribe(check);
+            Faces.publisherOn(mailbox, consumer, check);
             consumer.runPending();
         }
     }
 
     /**
-     * {@code MailboxFlux} into {@code publishOn} on the consumer thread: fused, so {@code publishOn} polls the
-     * mailbox itself. The same shape as {@link ReactorSink}, with the mailbox's {@code send} as the producer.
+     * {@link Faces#fusedFlux} (no policy: the default wait) into {@code publishOn} on the consumer thread: fused, so
+     * {@code publishOn} polls the mailbox itself. The same shape as {@link ReactorSink}, with the mailbox's
+     * {@code send} as the producer.
      */
     static final class FluxRow extends DrivenMailboxRow {
         private final Scheduler scheduler;
@@ -834,7 +834,7 @@ final class Workloads {
 
         @Override
         public void open() {
-            MailboxFlux.from(mailbox).publishOn(scheduler).subscribe(check);
+            Faces.fusedFlux(mailbox, scheduler, null).subscribe(check);
             consumer.runPending();
         }
 
@@ -898,7 +898,7 @@ final class Workloads {
         }
     }
 
-    /** {@code MailboxPublisher(mailbox, 256, Executors.newSingleThreadExecutor())}: its default wait policy. */
+    /** {@link Faces#publisherOn} with {@code Executors.newSingleThreadExecutor()}: its default wait policy. */
     static final class PublisherExecutorRow extends HandOffRow {
         private final ExecutorService executor;
 
@@ -909,7 +909,7 @@ final class Workloads {
 
         @Override
         public void open() {
-            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, executor).subscribe(check);
+            Faces.publisherOn(mailbox, executor, check);
         }
 
         @Override
@@ -919,7 +919,7 @@ final class Workloads {
         }
     }
 
-    /** {@code MailboxPublisher(mailbox, 256)}: trampoline, the drain runs on whichever thread signals it. */
+    /** {@link Faces#publisherTrampoline}: the drain runs on whichever thread signals it. */
     static final class PublisherTrampolineRow extends HandOffRow {
         PublisherTrampolineRow(Setup s) {
             super(PUBLISHER_TRAMPOLINE, s);
@@ -927,11 +927,11 @@ final class Workloads {
 
         @Override
         public void open() {
-            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE).subscribe(check);
+            Faces.publisherTrampoline(mailbox, check);
         }
     }
 
-    /** {@code MailboxFlux.from(mailbox).publishOn(Schedulers.newSingle(..))}: fused, the worker polls the mailbox. */
+    /** {@link Faces#fusedFlux} on {@code Schedulers.newSingle(..)}: fused, the worker polls the mailbox. */
     static final class FluxSingleRow extends HandOffRow {
         private final Scheduler scheduler;
         private final WaitPolicy waitPolicy;
@@ -944,10 +944,8 @@ final class Workloads {
 
         @Override
         public void open() {
-            // null: the library's default (MailboxFlux.from(mailbox, batch)), as users run it
-            (waitPolicy == null ? MailboxFlux.from(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE)
-                    : MailboxFlux.from(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, waitPolicy))
-                    .publishOn(scheduler).subscribe((CoreSubscriber<Integer>) check);
+            // null: the library's default wait, as users run it
+            Faces.fusedFlux(mailbox, scheduler, waitPolicy).subscribe((CoreSubscriber<Integer>) check);
         }
 
         @Override
@@ -957,7 +955,7 @@ final class Workloads {
         }
     }
 
-    /** Upstream (producer thread) {@code -> MailboxSubscriber ->} the consumer's {@code recvMany(check, batch)}. */
+    /** Upstream (producer thread) {@code ->} {@link Faces#subscriber} {@code ->} the consumer's {@code recvMany}. */
     static final class SubscriberRow implements Workload {
         private final Mailbox<Integer> mailbox;
         private final DemandUpstream upstream;
@@ -968,7 +966,7 @@ final class Workloads {
         SubscriberRow(Setup s) {
             this.mailbox = Mailboxes.<Integer>builder().capacity(s.capacity()).name(SUBSCRIBER).build();
             this.upstream = new DemandUpstream(s.payload());
-            this.subscriber = new MailboxSubscriber<>(mailbox);
+            this.subscriber = Faces.subscriber(mailbox);
             this.batch = s.batch();
         }
 
@@ -1003,7 +1001,7 @@ final class Workloads {
         }
     }
 
-    /** Upstream {@code -> MailboxProcessor(mailbox, 256, executor) ->} a subscriber on that executor. */
+    /** Upstream {@code ->} {@link Faces#processorOn} {@code ->} a subscriber on that executor. */
     static final class ProcessorRow extends HandOffRow {
         private final ExecutorService executor;
         private final DemandUpstream upstream;
@@ -1013,7 +1011,7 @@ final class Workloads {
             super(PROCESSOR, s);
             this.executor = Executors.newSingleThreadExecutor(s.receiver(PROCESSOR));
             this.upstream = new DemandUpstream(s.payload());
-            this.processor = new MailboxProcessor<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, executor);
+            this.processor = Faces.processorOn(mailbox, executor);
         }
 
         @Override
@@ -1213,7 +1211,7 @@ final class Workloads {
         }
     }
 
-    /** Reactor's unicast sink over a bounded queue, into {@code publishOn} running on the consumer thread. */
+    /** {@link Faces#reactorUnicastSink} into {@link Faces#sinkOn} the consumer thread. */
     static final class ReactorSink implements Workload {
         private final Sinks.Many<Integer> sink;
         private final Scheduler scheduler;
@@ -1222,7 +1220,7 @@ final class Workloads {
         private final SubscriberCheck check = new SubscriberCheck(REACTOR_SINK);
 
         ReactorSink(Setup s) {
-            this.sink = Sinks.many().unicast().onBackpressureBuffer(Queues.<Integer>get(s.capacity()).get());
+            this.sink = Faces.reactorUnicastSink(s.capacity());
             this.consumer = s.consumer();
             this.scheduler = Schedulers.fromExecutor(consumer);
             this.payload = s.payload();
@@ -1230,7 +1228,7 @@ final class Workloads {
 
         @Override
         public void open() {
-            sink.asFlux().publishOn(scheduler).subscribe(check);
+            Faces.sinkOn(sink, scheduler).subscribe(check);
             consumer.runPending();
         }
 
@@ -1297,7 +1295,7 @@ final class Workloads {
         }
     }
 
-    /** Reactor's unicast sink over a bounded queue into {@code publishOn(Schedulers.newSingle(..))}. */
+    /** {@link Faces#reactorUnicastSink} into {@link Faces#sinkOn} {@code Schedulers.newSingle(..)}. */
     static final class ReactorSinkSingle implements HandOffWorkload {
         private final Sinks.Many<Integer> sink;
         private final Scheduler scheduler;
@@ -1306,7 +1304,7 @@ final class Workloads {
 
         ReactorSinkSingle(Setup s) {
             this.scheduler = Schedulers.newSingle(s.receiver(REACTOR_SINK_SINGLE));
-            this.sink = Sinks.many().unicast().onBackpressureBuffer(Queues.<Integer>get(s.capacity()).get());
+            this.sink = Faces.reactorUnicastSink(s.capacity());
             this.payload = s.payload();
         }
 
@@ -1317,7 +1315,7 @@ final class Workloads {
 
         @Override
         public void open() {
-            sink.asFlux().publishOn(scheduler).subscribe((CoreSubscriber<Integer>) check);
+            Faces.sinkOn(sink, scheduler).subscribe((CoreSubscriber<Integer>) check);
         }
 
         @Override

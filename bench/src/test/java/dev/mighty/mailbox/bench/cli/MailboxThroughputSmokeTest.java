@@ -66,7 +66,7 @@ class MailboxThroughputSmokeTest {
         assertThat(run.out().indexOf("JVM:")).as("the header comes first").isZero();
         assertThat(run.err()).contains("[warm-up]", "[measure]", "[latency]");
         assertThat(run.out()).contains("| face | wait policy | p50 µs | p99 µs | p99.9 µs | max µs |",
-                "| MailboxPublisher on a single-thread executor | defaults |", "CPU ns/msg (threads)",
+                "| " + Latency.PUBLISHER_EXECUTOR + " | defaults |", "CPU ns/msg (threads)",
                 "receiver CPU ns/msg", "Placement: unpinned",
                 "wake-ups /10M msgs");
 
