@@ -5,8 +5,7 @@ import java.util.concurrent.TimeUnit;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.Mailboxes;
 import dev.mighty.mailbox.bench.DrivenExecutor;
-import dev.mighty.mailbox.reactor.MailboxFlux;
-import dev.mighty.mailbox.rs.MailboxPublisher;
+import dev.mighty.mailbox.bench.Faces;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -77,7 +76,7 @@ public class BackpressureOverheadBenchmark {
         return ComparatorThroughputBenchmark.delivered(s, s.executor, s.subscriber, control);
     }
 
-    /** {@code MailboxFlux.from(mailbox).publishOn(benchmark thread)}: ASYNC-fused, publishOn polls the mailbox. */
+    /** {@link Faces#fusedFlux} on the benchmark thread, no policy: ASYNC-fused, publishOn polls the mailbox. */
     @State(Scope.Thread)
     public static class FluxState extends PublisherState {
         Scheduler scheduler;
@@ -87,7 +86,7 @@ public class BackpressureOverheadBenchmark {
             mailbox = Mailboxes.bounded(CAPACITY);
             subscriber = newSubscriber();
             scheduler = Schedulers.fromExecutor(executor);
-            MailboxFlux.from(mailbox).publishOn(scheduler).subscribe(subscriber);
+            Faces.fusedFlux(mailbox, scheduler, null).subscribe(subscriber);
             executor.runPending();
         }
 
@@ -98,7 +97,7 @@ public class BackpressureOverheadBenchmark {
         }
     }
 
-    /** {@code MailboxPublisher} over an MPSC mailbox, draining on the benchmark thread, unbounded demand. */
+    /** {@link Faces#publisherOn} over an MPSC mailbox, draining on the benchmark thread, unbounded demand. */
     @State(Scope.Thread)
     public static class PublisherState extends OneToOneState {
         final DrivenExecutor executor = new DrivenExecutor();
@@ -113,7 +112,7 @@ public class BackpressureOverheadBenchmark {
         protected void open() {
             mailbox = Mailboxes.bounded(CAPACITY);
             subscriber = newSubscriber();
-            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, executor).subscribe(subscriber);
+            Faces.publisherOn(mailbox, executor, subscriber);
             executor.runPending();
         }
 

@@ -12,6 +12,7 @@ import com.lmax.disruptor.RingBuffer;
 import dev.mighty.mailbox.WaitPolicy;
 import dev.mighty.mailbox.bench.BlockingConsumerRing;
 import dev.mighty.mailbox.bench.DrivenExecutor;
+import dev.mighty.mailbox.bench.Faces;
 import dev.mighty.mailbox.bench.ParkingRing;
 import dev.mighty.mailbox.bench.ParkingSpscRing;
 import org.agrona.MutableDirectBuffer;
@@ -37,7 +38,6 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
-import reactor.util.concurrent.Queues;
 
 import static dev.mighty.mailbox.bench.jmh.OneToOneState.CAPACITY;
 import static dev.mighty.mailbox.bench.jmh.OneToOneState.MESSAGES;
@@ -282,7 +282,7 @@ public class ComparatorThroughputBenchmark {
         }
     }
 
-    /** {@code Sinks.many().unicast().onBackpressureBuffer(queue of 1024)} into {@code publishOn(benchmark thread)}. */
+    /** {@link Faces#reactorUnicastSink} (capacity 1024) into {@link Faces#sinkOn} the benchmark thread. */
     @State(Scope.Thread)
     public static class ReactorSink extends OneToOneState {
         final DrivenExecutor executor = new DrivenExecutor();
@@ -292,9 +292,9 @@ public class ComparatorThroughputBenchmark {
 
         @Override
         protected void open() {
-            sink = Sinks.many().unicast().onBackpressureBuffer(Queues.get(CAPACITY).get());
+            sink = Faces.reactorUnicastSink(CAPACITY);
             scheduler = Schedulers.fromExecutor(executor);
-            sink.asFlux().publishOn(scheduler).subscribe(subscriber);
+            Faces.sinkOn(sink, scheduler).subscribe(subscriber);
             executor.runPending();
         }
 

@@ -8,9 +8,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxStats;
 import dev.mighty.mailbox.Mailboxes;
-import dev.mighty.mailbox.reactor.MailboxFlux;
+import dev.mighty.mailbox.bench.Faces;
 import dev.mighty.mailbox.rs.MailboxProcessor;
-import dev.mighty.mailbox.rs.MailboxPublisher;
 import dev.mighty.mailbox.rs.MailboxSubscriber;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -34,7 +33,6 @@ import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
-import reactor.util.concurrent.Queues;
 
 import static dev.mighty.mailbox.bench.jmh.OneToOneState.CAPACITY;
 import static dev.mighty.mailbox.bench.jmh.OneToOneState.MESSAGES;
@@ -274,7 +272,7 @@ public class HandOffBenchmark {
         }
     }
 
-    /** {@code MailboxPublisher(mailbox, 256, Executors.newSingleThreadExecutor())}: the default wait policy. */
+    /** {@link Faces#publisherOn} with {@code Executors.newSingleThreadExecutor()}: the default wait policy. */
     @State(Scope.Thread)
     public static class PublisherExecutor extends Delivering {
         ExecutorService executor;
@@ -283,7 +281,7 @@ public class HandOffBenchmark {
         protected void open() {
             mailbox = Mailboxes.bounded(CAPACITY);
             executor = Executors.newSingleThreadExecutor();
-            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, executor).subscribe(subscriber);
+            Faces.publisherOn(mailbox, executor, subscriber);
         }
 
         @Override
@@ -293,13 +291,13 @@ public class HandOffBenchmark {
         }
     }
 
-    /** {@code MailboxPublisher(mailbox, 256)}: the drain runs on the producer's thread once the subscriber keeps up. */
+    /** {@link Faces#publisherTrampoline}: the drain runs on the producer's thread once the subscriber keeps up. */
     @State(Scope.Thread)
     public static class PublisherTrampoline extends Delivering {
         @Override
         protected void open() {
             mailbox = Mailboxes.bounded(CAPACITY);
-            new MailboxPublisher<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE).subscribe(subscriber);
+            Faces.publisherTrampoline(mailbox, subscriber);
         }
 
         @Override
@@ -308,7 +306,10 @@ public class HandOffBenchmark {
         }
     }
 
-    /** {@code MailboxFlux.from(mailbox).publishOn(single-thread scheduler)}: ASYNC-fused, default policy (park). */
+    /**
+     * {@link Faces#fusedFlux} on a single-thread scheduler: ASYNC-fused, no policy (the library's default wait, a
+     * linger on an earned budget, then a registration).
+     */
     @State(Scope.Thread)
     public static class FluxSingle extends Delivering {
         Scheduler scheduler;
@@ -317,7 +318,7 @@ public class HandOffBenchmark {
         protected void open() {
             mailbox = Mailboxes.bounded(CAPACITY);
             scheduler = Schedulers.newSingle("flux-single");
-            MailboxFlux.from(mailbox).publishOn(scheduler).subscribe(subscriber);
+            Faces.fusedFlux(mailbox, scheduler, null).subscribe(subscriber);
         }
 
         @Override
@@ -327,7 +328,10 @@ public class HandOffBenchmark {
         }
     }
 
-    /** The comparator: {@code Sinks.many().unicast().onBackpressureBuffer(queue 1024).publishOn(single)}. */
+    /**
+     * The comparator: {@link Faces#reactorUnicastSink} (capacity 1024) into {@link Faces#sinkOn} a single-thread
+     * scheduler.
+     */
     @State(Scope.Thread)
     public static class SinkSingle extends OneToOneState {
         final VolatileCounter subscriber = new VolatileCounter();
@@ -336,9 +340,9 @@ public class HandOffBenchmark {
 
         @Override
         protected void open() {
-            sink = Sinks.many().unicast().onBackpressureBuffer(Queues.get(CAPACITY).get());
+            sink = Faces.reactorUnicastSink(CAPACITY);
             scheduler = Schedulers.newSingle("sink-single");
-            sink.asFlux().publishOn(scheduler).subscribe(subscriber);
+            Faces.sinkOn(sink, scheduler).subscribe(subscriber);
         }
 
         @Override
@@ -391,7 +395,7 @@ public class HandOffBenchmark {
         }
     }
 
-    /** Upstream → {@code MailboxSubscriber} → the benchmark thread's {@code tryRecvMany}. */
+    /** Upstream → {@link Faces#subscriber} → the benchmark thread's {@code tryRecvMany}. */
     @State(Scope.Thread)
     public static class SubscriberFed extends MailboxHandOff implements WithSink {
         final Sink sink = new Sink();
@@ -406,7 +410,7 @@ public class HandOffBenchmark {
         @Override
         protected void open() {
             mailbox = Mailboxes.bounded(CAPACITY);
-            subscriber = new MailboxSubscriber<>(mailbox);
+            subscriber = Faces.subscriber(mailbox);
             subscriber.onSubscribe(upstream);
         }
 
@@ -421,7 +425,7 @@ public class HandOffBenchmark {
         }
     }
 
-    /** Upstream → {@code MailboxProcessor} → a subscriber on {@code Executors.newSingleThreadExecutor()}. */
+    /** Upstream → {@link Faces#processorOn} → a subscriber on {@code Executors.newSingleThreadExecutor()}. */
     @State(Scope.Thread)
     public static class ProcessorExecutor extends Delivering {
         final DemandUpstream upstream = new DemandUpstream();
@@ -432,7 +436,7 @@ public class HandOffBenchmark {
         protected void open() {
             mailbox = Mailboxes.bounded(CAPACITY);
             executor = Executors.newSingleThreadExecutor();
-            processor = new MailboxProcessor<>(mailbox, MailboxPublisher.DEFAULT_BATCH_SIZE, executor);
+            processor = Faces.processorOn(mailbox, executor);
             processor.subscribe(subscriber);
             processor.onSubscribe(upstream);
         }
