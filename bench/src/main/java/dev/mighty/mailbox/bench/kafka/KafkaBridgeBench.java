@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.mighty.mailbox.bench.Faces;
 import dev.mighty.mailbox.kafka.CommittedTransaction;
 import dev.mighty.mailbox.kafka.EmbeddedKafka;
 import dev.mighty.mailbox.kafka.KafkaMailboxReceiver;
@@ -23,7 +24,6 @@ import dev.mighty.mailbox.kafka.KafkaMailboxSender;
 import dev.mighty.mailbox.kafka.KafkaMailboxSender.CorrelatedRecord;
 import dev.mighty.mailbox.kafka.KafkaShareReceiver;
 import dev.mighty.mailbox.kafka.ReceivedRecord;
-import dev.mighty.mailbox.reactor.MailboxFlux;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -57,9 +57,9 @@ import reactor.core.scheduler.Schedulers;
  * <ul>
  *   <li>{@code bare_poll_loop}: one thread, {@code poll} and a loop over the records, {@code commitSync()} every
  *       second (the same commit work the receiver does);</li>
- *   <li>{@code receiver_flux_publishOn}: receiver &rarr; {@code MailboxFlux} &rarr; {@code publishOn} (a single
- *       worker) &rarr; subscriber that acknowledges every record: the poll thread and the subscriber on two
- *       threads, as {@code docs/kafka.md} recommends for real work;</li>
+ *   <li>{@code receiver_flux_publishOn}: receiver &rarr; {@code MailboxFlux} ({@link Faces#flux}) &rarr;
+ *       {@code publishOn} (a single worker) &rarr; subscriber that acknowledges every record: the poll thread and
+ *       the subscriber on two threads, as {@code docs/kafka.md} recommends for real work;</li>
  *   <li>{@code receiver_flux_inline}: the same without {@code publishOn}: the subscriber runs on the poll thread
  *       whenever it waits on an empty mailbox (the trampolined path);</li>
  *   <li>{@code receiver_receive}: {@code receiver.receive()} (its own single worker, fused {@code publishOn}, the
@@ -467,7 +467,7 @@ public final class KafkaBridgeBench implements Callable<Integer> {
         final long records = this.records;
         try {
             Flux<ReceivedRecord<byte[], byte[]>> flux = way == Way.RECEIVER_RECEIVE ? receiver.receive()
-                    : MailboxFlux.from(receiver.mailbox());
+                    : Faces.flux(receiver.mailbox());
             if (way == Way.RECEIVER_FLUX_PUBLISH_ON) {
                 flux = flux.publishOn(worker);
             }

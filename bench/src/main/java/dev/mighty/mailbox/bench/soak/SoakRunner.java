@@ -25,9 +25,8 @@ import java.util.regex.Pattern;
 import dev.mighty.mailbox.Mailbox;
 import dev.mighty.mailbox.MailboxClosedException;
 import dev.mighty.mailbox.Mailboxes;
+import dev.mighty.mailbox.bench.Faces;
 import dev.mighty.mailbox.internal.MailboxRing;
-import dev.mighty.mailbox.reactor.MailboxFlux;
-import dev.mighty.mailbox.rs.MailboxPublisher;
 import org.HdrHistogram.Histogram;
 import org.reactivestreams.Publisher;
 import picocli.CommandLine;
@@ -239,7 +238,7 @@ public final class SoakRunner implements Callable<Integer> {
             stop.set(true);
             awaitRoleReleased(ring);
             final SoakSubscriber last = new SoakSubscriber(ledger, maxRequest, 0, random.nextLong());
-            new MailboxPublisher<>(mailbox, batch).subscribe(last);
+            Faces.publisher(mailbox, batch).subscribe(last);
             last.request(Long.MAX_VALUE);
             for (Thread t : producerThreads) {
                 while (t.isAlive()) {
@@ -375,10 +374,10 @@ public final class SoakRunner implements Callable<Integer> {
         final SoakSubscriber subscriber = new SoakSubscriber(ledger, maxRequest,
                 cancelInside ? 1 + random.nextInt(4 * maxRequest) : 0, random.nextLong());
         final Publisher<SoakLedger.Message> publisher = switch (leg) {
-            case PUBLISHER -> new MailboxPublisher<>(mailbox, 1 + random.nextInt(batch));
-            case PUBLISHER_EXECUTOR -> new MailboxPublisher<>(mailbox, 1 + random.nextInt(batch), executor);
-            case FLUX -> MailboxFlux.from(mailbox, 1 + random.nextInt(batch));
-            default -> MailboxFlux.from(mailbox, 1 + random.nextInt(batch)).publishOn(publishOn,
+            case PUBLISHER -> Faces.publisher(mailbox, 1 + random.nextInt(batch));
+            case PUBLISHER_EXECUTOR -> Faces.publisher(mailbox, 1 + random.nextInt(batch), executor);
+            case FLUX -> Faces.flux(mailbox, 1 + random.nextInt(batch));
+            default -> Faces.flux(mailbox, 1 + random.nextInt(batch)).publishOn(publishOn,
                     1 + random.nextInt(batch));
         };
         publisher.subscribe(subscriber);

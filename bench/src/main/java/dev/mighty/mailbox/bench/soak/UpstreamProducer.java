@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 import dev.mighty.mailbox.Mailbox;
+import dev.mighty.mailbox.bench.Faces;
 import dev.mighty.mailbox.rs.MailboxSubscriber;
 import org.reactivestreams.Subscriber;
 import reactor.core.publisher.Flux;
@@ -54,11 +55,11 @@ final class UpstreamProducer {
     /**
      * The subscriber this producer feeds the mailbox through.
      *
-     * <p>{@link MailboxSubscriber#sharing}: the upstream's completion leaves the mailbox open for the others;
-     * the soak's controller closes it at the end.
+     * <p>{@link Faces#sharingSubscriber} ({@link MailboxSubscriber#sharing}): the upstream's completion leaves the
+     * mailbox open for the others; the soak's controller closes it at the end.
      */
     static <T> Subscriber<T> subscriberFor(Mailbox<T> mailbox, int prefetch) {
-        return MailboxSubscriber.sharing(mailbox, prefetch);
+        return Faces.sharingSubscriber(mailbox, prefetch);
     }
 
     /**
