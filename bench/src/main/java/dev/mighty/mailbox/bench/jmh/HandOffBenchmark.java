@@ -280,7 +280,7 @@ public class HandOffBenchmark {
         @Override
         protected void open() {
             mailbox = Mailboxes.bounded(CAPACITY);
-            executor = Executors.newSingleThreadExecutor();
+            executor = Executors.newSingleThreadExecutor(receiverThreads("publisher-executor"));
             Faces.publisherOn(mailbox, executor, subscriber);
         }
 
@@ -317,7 +317,7 @@ public class HandOffBenchmark {
         @Override
         protected void open() {
             mailbox = Mailboxes.bounded(CAPACITY);
-            scheduler = Schedulers.newSingle("flux-single");
+            scheduler = Schedulers.newSingle(receiverThreads("flux-single"));
             Faces.fusedFlux(mailbox, scheduler, null).subscribe(subscriber);
         }
 
@@ -341,7 +341,7 @@ public class HandOffBenchmark {
         @Override
         protected void open() {
             sink = Faces.reactorUnicastSink(CAPACITY);
-            scheduler = Schedulers.newSingle("sink-single");
+            scheduler = Schedulers.newSingle(receiverThreads("sink-single"));
             Faces.sinkOn(sink, scheduler).subscribe(subscriber);
         }
 
@@ -435,7 +435,7 @@ public class HandOffBenchmark {
         @Override
         protected void open() {
             mailbox = Mailboxes.bounded(CAPACITY);
-            executor = Executors.newSingleThreadExecutor();
+            executor = Executors.newSingleThreadExecutor(receiverThreads("processor-executor"));
             processor = Faces.processorOn(mailbox, executor);
             processor.subscribe(subscriber);
             processor.onSubscribe(upstream);

@@ -1,7 +1,12 @@
 package dev.mighty.mailbox.bench.jmh;
 
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+
+import dev.mighty.mailbox.bench.Affinity;
+import dev.mighty.mailbox.bench.Placement;
+import dev.mighty.mailbox.bench.ThreadCpu;
 
 import org.openjdk.jmh.annotations.CompilerControl;
 import org.openjdk.jmh.annotations.Level;
@@ -25,6 +30,13 @@ import org.openjdk.jmh.infra.Control;
  * the producer failed and answers {@code Control.stopMeasurement} (JMH sample 18) so a stuck loop ends
  * with the iteration. Whatever an operation cut short left behind is drained at the end of the iteration.
  *
+ * <h2>Placement</h2>
+ * With {@code -Dmailbox.bench.pin=true} in the forks ({@code -jvmArgsAppend -Dmailbox.bench.pin=true}) the producer
+ * is pinned to the first allowed CPU and the benchmark thread to the second ({@link Placement}, as the CLI's
+ * {@code --pin}); a state whose messages are received by its own executor or scheduler worker makes that thread with
+ * {@link #receiverThreads}, which pins it to the benchmark thread's CPU (the benchmark thread then only waits).
+ * Where pinning is unavailable a line on stderr says why and everything runs unpinned.
+ *
  * <h2>Visibility</h2>
  * {@code request()} is a volatile store read by the producer before it sends; the channel orders the rest.
  */
@@ -37,6 +49,9 @@ public abstract class OneToOneState {
     protected static final Object MESSAGE = new Object();
     /** Producer waits for the next request this long, spinning then yielding, before it parks. */
     static final long PRODUCER_IDLE_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+
+    /** Where the forks put the producer and the receiving thread: {@code -Dmailbox.bench.pin=true} pins them. */
+    static final Placement PLACEMENT = placement();
 
     private Thread producer;
     private volatile long requested;
@@ -64,8 +79,32 @@ public abstract class OneToOneState {
     protected void close() {
     }
 
+    private static Placement placement() {
+        if (!Boolean.getBoolean("mailbox.bench.pin")) {
+            return Placement.unpinned();
+        }
+        final String why = Affinity.unavailable();
+        if (why != null) {
+            System.err.println("pinning unavailable: " + why + " (running unpinned)");
+            return Placement.unpinned();
+        }
+        return Placement.pinned(Affinity.allowedCpus());
+    }
+
+    /**
+     * @param name the threads' name
+     * @return daemon threads on the receiving thread's CPU when pinned (an executor's or a scheduler's worker that
+     *         runs {@code onNext}), else placed by the OS
+     */
+    public static ThreadFactory receiverThreads(String name) {
+        return new ThreadCpu(PLACEMENT).factory(name, Placement.CONSUMER);
+    }
+
     @Setup(Level.Trial)
     public final void startProducer() throws Exception {
+        if (PLACEMENT.pinned()) {
+            PLACEMENT.place(Placement.CONSUMER); // the benchmark thread: the consumer, or the waiter beside the worker
+        }
         open();
         producer = new Thread(this::producerLoop, getClass().getSimpleName() + "-producer");
         producer.setDaemon(true);
@@ -185,6 +224,9 @@ public abstract class OneToOneState {
     }
 
     private void producerLoop() {
+        if (PLACEMENT.pinned()) {
+            PLACEMENT.place(Placement.PRODUCER);
+        }
         long done = 0;
         try {
             while (!stopped) {
