@@ -33,7 +33,8 @@ final class Report {
      * @param source    where the expectation comes from
      * @param text      what it says
      * @param slower    the row expected to take more time (the numerator)
-     * @param faster    the row expected to take less time (the denominator)
+     * @param faster    the row expected to take less time (the denominator); null: the expectation is on
+     *                  {@code slower}'s spread (p95 / median), not on a ratio of two rows
      * @param bound     the ratio that passes
      * @param atMost    true: pass when the ratio is at most {@code bound}; false: at least {@code bound}
      */
@@ -46,8 +47,16 @@ final class Report {
             return (atMost ? ratio <= bound : ratio >= bound) ? "PASS" : "MISS";
         }
 
+        /** An expectation on {@code row}'s spread, p95 / median, at most {@code bound}. */
+        static Expectation spread(String source, String text, String row, double bound) {
+            return new Expectation(source, text, row, null, bound, true);
+        }
+
         Double ratio(Map<String, Measurement> rows) {
             final Measurement a = rows.get(slower);
+            if (faster == null) {
+                return a == null ? null : a.spread();
+            }
             final Measurement b = rows.get(faster);
             return a == null || b == null ? null : a.medianNanos() / b.medianNanos();
         }
@@ -96,6 +105,8 @@ final class Report {
                     Workloads.PUBLISHER_EXECUTOR, Workloads.MAILBOX, 1.5, true),
             new Expectation("goal", "fused MailboxFlux on a single scheduler >= 2.5x faster than the sink on one",
                     Workloads.REACTOR_SINK_SINGLE, Workloads.FLUX_SINGLE, 2.5, false),
+            Expectation.spread("goal", "fused MailboxFlux on a single scheduler steady: spread (p95/median) <= 2",
+                    Workloads.FLUX_SINGLE, 2.0),
             new Expectation("goal", "MailboxSinks, 4 emitters, >= 4x faster than Reactor's unicast sink with a "
                     + "retrying handler", FourEmitterRows.REACTOR_SINK, FourEmitterRows.SINKS, 4.0, false),
             new Expectation("goal", "MailboxSinks, 4 emitters, >= 1.5x faster than Flux.create(BUFFER)",
@@ -259,6 +270,8 @@ final class Report {
             if (r == null) {
                 sb.append("not measured (").append(byName.containsKey(e.slower()) ? e.faster() : e.slower())
                         .append(" not in this run)");
+            } else if (e.faster() == null) {
+                sb.append(String.format(Locale.ROOT, "%s p95/median = %.2f (<= %.1f)", e.slower(), r, e.bound()));
             } else {
                 sb.append(String.format(Locale.ROOT, "%s / %s = %.2fx (%s %.1fx)", e.slower(), e.faster(), r,
                         e.atMost() ? "<=" : ">=", e.bound()));

@@ -228,7 +228,10 @@ class MailboxThroughputSmokeTest {
         NativeComparatorsSmokeTest.ROWS.values().stream().flatMap(List::stream)
                 .forEach(name -> names.put(name, null));
         for (Report.Expectation e : Report.EXPECTATIONS) {
-            assertThat(names).as(e.text()).containsKeys(e.slower(), e.faster());
+            assertThat(names).as(e.text()).containsKey(e.slower());
+            if (e.faster() != null) { // null: an expectation on the row's spread
+                assertThat(names).as(e.text()).containsKey(e.faster());
+            }
         }
     }
 }
