@@ -127,6 +127,7 @@ public final class WaitPolicy {
 
     @Override
     public String toString() {
-        return spins == 0 && yields == 0 ? "WaitPolicy[park]" : "WaitPolicy[spins=" + spins + ", yields=" + yields + "]";
+        return spins == 0 && yields == 0 ? "WaitPolicy[park]"
+                : "WaitPolicy[spins=" + spins + ", yields=" + yields + "]";
     }
 }

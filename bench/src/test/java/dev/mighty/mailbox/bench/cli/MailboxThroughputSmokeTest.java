@@ -93,8 +93,8 @@ class MailboxThroughputSmokeTest {
 
         assertThat(run.exitCode()).as("exit code; stderr:%n%s", run.err()).isZero();
         assertThat(run.out().lines().filter(l -> LINE.matcher(l).matches()).map(l -> l.split(" ")[0]))
-                .containsExactly(Workloads.JCTOOLS_MPSC, Workloads.JCTOOLS_MPSC_BLOCKING, Workloads.JCTOOLS_SPSC_PARKING,
-                        Workloads.JCTOOLS_SPSC);
+                .containsExactly(Workloads.JCTOOLS_MPSC, Workloads.JCTOOLS_MPSC_BLOCKING,
+                        Workloads.JCTOOLS_SPSC_PARKING, Workloads.JCTOOLS_SPSC);
         assertThat(run.out()).contains("n/a ");
     }
 
