@@ -84,6 +84,31 @@ class KafkaExactlyOnceTest {
     }
 
     /**
+     * Copies {@code count} records of {@code eos-NAME-in} ({@code partitions} partitions) to {@code eos-NAME-out},
+     * the record {@code failingValue} processed by {@code failure} the first time it comes: runs to the error
+     * ({@code checkError} checks it), resumes with the same transactional.id and group to the end, then checks that
+     * every input was written exactly once under read_committed (the failed transaction left nothing behind).
+     */
+    private void failOnceThenResume(String name, int partitions, int count, String failingValue, Function1 failure,
+            java.util.function.Consumer<Throwable> checkError) throws Exception {
+        final String in = "eos-" + name + "-in";
+        final String out = "eos-" + name + "-out";
+        final Map<TopicPartition, Long> ends = inAndOut(in, partitions, count, out);
+        final AtomicBoolean failed = new AtomicBoolean();
+        final Function1 failOnce = record -> {
+            if (record.value().equals(failingValue) && failed.compareAndSet(false, true)) {
+                return failure.apply(record);
+            }
+            return Mono.just(output(out, record));
+        };
+        try (KafkaMailboxSender<String, String> sender = sender("eos-" + name + "-tx")) {
+            checkError.accept(runToTheError("eos-" + name + "-group", in, sender, failOnce));
+            runToTheEnd("eos-" + name + "-group", in, sender, failOnce, ends);
+        }
+        assertThat(readCommitted(out, 1, count)).containsExactlyInAnyOrderElementsOf(expectedOutputs(count));
+    }
+
+    /**
      * Reads {@code topic} from the start as a {@code read_committed} consumer until {@code expected} values came and
      * then a little longer (a duplicate would show), bounded.
      */
@@ -267,23 +292,10 @@ class KafkaExactlyOnceTest {
 
         @Test
         void shouldLeaveNoOutputOfTheFailedTransactionAndNoGap() throws Exception {
-            final String in = "eos-fail-in";
-            final String out = "eos-fail-out";
-            final int count = 200;
-            final Map<TopicPartition, Long> ends = inAndOut(in, 2, count, out);
-            final AtomicBoolean failed = new AtomicBoolean();
-            final Function1 failOnce = record -> {
-                if (record.value().equals("v-101") && failed.compareAndSet(false, true)) {
-                    return Mono.error(new IllegalStateException("processing failed"));
-                }
-                return Mono.just(output(out, record));
-            };
-            try (KafkaMailboxSender<String, String> sender = sender("eos-fail-tx")) {
-                assertThat(runToTheError("eos-fail-group", in, sender, failOnce))
-                        .isInstanceOf(IllegalStateException.class).hasMessage("processing failed");
-                runToTheEnd("eos-fail-group", in, sender, failOnce, ends);
-            }
-            assertThat(readCommitted(out, 1, count)).containsExactlyInAnyOrderElementsOf(expectedOutputs(count));
+            failOnceThenResume("fail", 2, 200, "v-101",
+                    record -> Mono.error(new IllegalStateException("processing failed")),
+                    error -> assertThat(error).isInstanceOf(IllegalStateException.class)
+                            .hasMessage("processing failed"));
         }
     }
 
@@ -293,23 +305,11 @@ class KafkaExactlyOnceTest {
 
         @Test
         void shouldEndWithTheSendsErrorAndCommitNothingOfItsTransaction() throws Exception {
-            final String in = "eos-send-in";
-            final String out = "eos-send-out";
-            final int count = 100;
-            final Map<TopicPartition, Long> ends = inAndOut(in, 1, count, out);
-            final AtomicBoolean tooLarge = new AtomicBoolean();
-            final Function1 oneTooLarge = record -> {
-                if (record.value().equals("v-42") && tooLarge.compareAndSet(false, true)) {
-                    return Mono.just(new ProducerRecord<>(out, record.key(), "x".repeat(2 * 1024 * 1024)));
-                }
-                return Mono.just(output(out, record));
-            };
-            try (KafkaMailboxSender<String, String> sender = sender("eos-send-tx")) {
-                assertThat(runToTheError("eos-send-group", in, sender, oneTooLarge))
-                        .isInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
-                runToTheEnd("eos-send-group", in, sender, oneTooLarge, ends);
-            }
-            assertThat(readCommitted(out, 1, count)).containsExactlyInAnyOrderElementsOf(expectedOutputs(count));
+            failOnceThenResume("send", 1, 100, "v-42",
+                    record -> Mono.just(new ProducerRecord<>("eos-send-out", record.key(),
+                            "x".repeat(2 * 1024 * 1024))),
+                    error -> assertThat(error)
+                            .isInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class));
         }
     }
 
