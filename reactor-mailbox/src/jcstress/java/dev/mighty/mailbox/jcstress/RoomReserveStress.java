@@ -38,6 +38,14 @@ public final class RoomReserveStress {
         return new RoomReserve(Fixtures.ring(mailbox), wakes::incrementAndGet, () -> true);
     }
 
+    /** {@return {@code reserve} registered for {@code k} on its full mailbox: a standing registration's start} */
+    static RoomReserve registered(RoomReserve reserve, int k) {
+        if (!reserve.awaitingRoom(k)) {
+            throw new AssertionError("a full mailbox had room: " + reserve);
+        }
+        return reserve;
+    }
+
     /**
      * A full mailbox of 1: the owner's {@code awaitingRoom(1)} (publish wanted, look at banked, register: the first
      * turn) vs the consumer's {@code tryRecv}, whose freed slot wakes the registration and runs a turn. r1 = the owner
@@ -102,13 +110,7 @@ public final class RoomReserveStress {
     public static class WantedShrinksVsRecv {
         final Mailbox<Integer> mailbox = Fixtures.filled(2, 2);
         final AtomicInteger wakes = new AtomicInteger();
-        final RoomReserve reserve = counting(mailbox, wakes);
-
-        public WantedShrinksVsRecv() {
-            if (!reserve.awaitingRoom(2)) {
-                throw new AssertionError("a full mailbox had room: " + reserve);
-            }
-        }
+        final RoomReserve reserve = registered(counting(mailbox, wakes), 2);
 
         @Actor
         public void owner(III_Result r) {
@@ -177,13 +179,7 @@ public final class RoomReserveStress {
     public static class CloseVsBankingTurn {
         final Mailbox<Integer> mailbox = Fixtures.filled(1, 1);
         final MailboxRing<Integer> ring = Fixtures.ring(mailbox);
-        final RoomReserve reserve = counting(mailbox, new AtomicInteger());
-
-        public CloseVsBankingTurn() {
-            if (!reserve.awaitingRoom(1)) {
-                throw new AssertionError("a full mailbox had room: " + reserve);
-            }
-        }
+        final RoomReserve reserve = registered(counting(mailbox, new AtomicInteger()), 1);
 
         @Actor
         public void consumer() {
@@ -217,13 +213,7 @@ public final class RoomReserveStress {
     public static class FinishVsBankingTurn {
         final Mailbox<Integer> mailbox = Fixtures.filled(1, 1);
         final MailboxRing<Integer> ring = Fixtures.ring(mailbox);
-        final RoomReserve reserve = counting(mailbox, new AtomicInteger());
-
-        public FinishVsBankingTurn() {
-            if (!reserve.awaitingRoom(1)) {
-                throw new AssertionError("a full mailbox had room: " + reserve);
-            }
-        }
+        final RoomReserve reserve = registered(counting(mailbox, new AtomicInteger()), 1);
 
         @Actor
         public void consumer() {
