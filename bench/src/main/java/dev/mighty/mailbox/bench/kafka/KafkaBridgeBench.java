@@ -656,6 +656,27 @@ public final class KafkaBridgeBench implements Callable<Integer> {
         return span.run(records, transactions(counts[1], counts[2]));
     }
 
+    /** The bare exactly-once loop's tally: records committed, transactions, the largest, the time spent ending them. */
+    private static final class TransactionTally {
+        long committed;
+        long transactions;
+        long largest;
+        /** Nanos in {@code sendOffsetsToTransaction} and {@code commitTransaction}. */
+        long endingNanos;
+
+        /** Ends the open transaction of {@code size} records with its {@code offsets}, timed from {@code start}. */
+        void commit(KafkaProducer<byte[], byte[]> producer, KafkaConsumer<byte[], byte[]> consumer,
+                Map<TopicPartition, OffsetAndMetadata> offsets, int size, long start) {
+            producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+            producer.commitTransaction();
+            endingNanos += System.nanoTime() - start;
+            committed += size;
+            transactions++;
+            largest = Math.max(largest, size);
+            offsets.clear();
+        }
+    }
+
     /**
      * The comparator: Kafka's exactly-once loop on one thread, with the receiver's batch rule (a transaction ends at
      * {@code maxRecords} records, mid-poll if need be, or {@code maxWait} after its first record).
@@ -679,15 +700,12 @@ public final class KafkaBridgeBench implements Callable<Integer> {
             consumer.subscribe(List.of(TOPIC));
             final Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
             final long deadline = System.nanoTime() + RUN_LIMIT.toNanos();
-            long committed = 0;
-            long transactions = 0;
-            long largest = 0;
-            long ending = 0; // nanos in sendOffsetsToTransaction and commitTransaction
+            final TransactionTally tally = new TransactionTally();
             int inTransaction = 0;
             long transactionStart = 0;
             long first = 0;
             long cpuFirst = 0;
-            while (committed < records) {
+            while (tally.committed < records) {
                 final long wait = inTransaction == 0 ? TimeUnit.MILLISECONDS.toNanos(100)
                         : Math.max(0L, maxWaitNanos - (System.nanoTime() - transactionStart));
                 final ConsumerRecords<byte[], byte[]> polled = consumer.poll(Duration.ofNanos(wait));
@@ -705,30 +723,17 @@ public final class KafkaBridgeBench implements Callable<Integer> {
                     offsets.put(topicPartitions[r.partition()],
                             new OffsetAndMetadata(r.offset() + 1, r.leaderEpoch(), ""));
                     if (++inTransaction == maxRecords) {
-                        final long endStart = System.nanoTime();
-                        producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
-                        producer.commitTransaction();
-                        ending += System.nanoTime() - endStart;
-                        committed += inTransaction;
-                        transactions++;
-                        largest = Math.max(largest, inTransaction);
+                        tally.commit(producer, consumer, offsets, inTransaction, System.nanoTime());
                         inTransaction = 0;
-                        offsets.clear();
                     }
                 }
                 final long now = System.nanoTime();
                 if (inTransaction > 0 && now - transactionStart >= maxWaitNanos) {
-                    producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
-                    producer.commitTransaction();
-                    ending += System.nanoTime() - now;
-                    committed += inTransaction;
-                    transactions++;
-                    largest = Math.max(largest, inTransaction);
+                    tally.commit(producer, consumer, offsets, inTransaction, now);
                     inTransaction = 0;
-                    offsets.clear();
                 }
                 if (now - deadline > 0) {
-                    throw new IllegalStateException("bare_eos_loop: " + committed + " of " + records + " in "
+                    throw new IllegalStateException("bare_eos_loop: " + tally.committed + " of " + records + " in "
                             + RUN_LIMIT);
                 }
             }
@@ -736,8 +741,8 @@ public final class KafkaBridgeBench implements Callable<Integer> {
             final long cpuEnd = processCpuNanos();
             this.sink += sink;
             return new Run(records / ((end - first) / 1e9), (cpuEnd - cpuFirst) / (double) records,
-                    transactions(transactions, largest) + String.format(Locale.ROOT, ", offsets+commit %.0f%% of the"
-                            + " span", 100.0 * ending / (end - first)));
+                    transactions(tally.transactions, tally.largest) + String.format(Locale.ROOT, ", offsets+commit "
+                            + "%.0f%% of the span", 100.0 * tally.endingNanos / (end - first)));
         }
     }
 
