@@ -234,4 +234,20 @@ class MailboxThroughputSmokeTest {
             }
         }
     }
+
+    @Test
+    void shouldCheckASpreadExpectationOnTheRowsP95OverMedian() {
+        final Report.Expectation steady = Report.Expectation.spread("goal", "steady", "x", 2.0);
+        final Measurement flat = new Measurement(new Workloads.Entry("x", "flat", true, null), 1000);
+        final Measurement bimodal = new Measurement(new Workloads.Entry("x", "bimodal", true, null), 1000);
+        for (int i = 0; i < 100; i++) {
+            flat.record(1_000_000L, -1L, -1L, -1L);
+            bimodal.record(i < 90 ? 1_000_000L : 5_000_000L, -1L, -1L, -1L); // p95 in the slow mode
+        }
+
+        assertThat(steady.check(Map.of("x", flat))).isEqualTo("PASS");
+        assertThat(steady.check(Map.of("x", bimodal))).isEqualTo("MISS");
+        assertThat(steady.ratio(Map.of("x", bimodal))).isGreaterThan(4.0);
+        assertThat(steady.check(Map.of())).isEqualTo("n/a ");
+    }
 }

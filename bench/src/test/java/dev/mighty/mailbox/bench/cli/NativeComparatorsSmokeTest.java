@@ -232,4 +232,29 @@ class NativeComparatorsSmokeTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> NativeComparators.parse(line))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 iteration times (expected: 2)");
     }
+
+    @Test
+    void shouldBuildAMissingProgramWithRunShBuildOnlyAndNoInstall(@TempDir Path dir) throws Exception {
+        final NativeComparators.Program program = NativeComparators.PROGRAMS.get(2); // cpp-spsc
+        final Path args = dir.resolve("args");
+        // a run.sh that records its arguments and "builds" the binary where the CLI looks for it
+        Files.writeString(dir.resolve("run.sh"), "echo \"$@\" > " + args + "\nmkdir -p " + dir.resolve(
+                program.binary()).getParent() + "\nprintf '#!/bin/sh\\n' > " + dir.resolve(program.binary())
+                + "\nchmod +x " + dir.resolve(program.binary()) + "\n", StandardCharsets.UTF_8);
+
+        assertThat(NativeComparators.build(dir, program, new java.io.PrintStream(
+                java.io.OutputStream.nullOutputStream()))).isTrue();
+        assertThat(Files.readString(args, StandardCharsets.UTF_8).strip())
+                .isEqualTo("--build-only --no-install --program " + program.name());
+    }
+
+    @Test
+    void shouldReportNotBuiltWhenRunShCannotBuildIt(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("run.sh"), "echo 'skipped: cpp-spsc: no g++'\n", StandardCharsets.UTF_8);
+
+        assertThat(NativeComparators.build(dir, NativeComparators.PROGRAMS.get(2), new java.io.PrintStream(
+                java.io.OutputStream.nullOutputStream()))).isFalse();
+        assertThat(NativeComparators.build(dir.resolve("absent"), NativeComparators.PROGRAMS.get(2),
+                new java.io.PrintStream(java.io.OutputStream.nullOutputStream()))).isFalse();
+    }
 }
