@@ -85,6 +85,11 @@ public final class MailboxMonos {
      * {@code MailboxFlux} subscriber sees it), once drained. Completes at once if it is terminated already.
      * Waiting costs the mailbox nothing until it closes; from the close until the end, one re-registration per
      * receive batch.
+     * <p>
+     * Drained means the consumer has <em>taken</em> every message, not that it has finished with them: a fused
+     * {@code publishOn} polls the last message and then hands it to its subscriber, so this {@code Mono} may
+     * complete while that {@code onNext} is still running. To know the subscriber has seen everything, wait for
+     * its own {@code onComplete}.
      *
      * @param mailbox the mailbox to watch; any consumer face may drain it
      * @return a {@code Mono<Void>} of the mailbox's end
