@@ -4,6 +4,7 @@ import static dev.mighty.mailbox.internal.RefArray.laRefElement;
 import static dev.mighty.mailbox.internal.RefArray.soRefElement;
 import static dev.mighty.mailbox.internal.RefArray.spRefElement;
 
+import dev.mighty.mailbox.internal.ConsumerRole;
 import dev.mighty.mailbox.internal.MailboxRing;
 
 /**
@@ -47,7 +48,7 @@ final class ArrayMailbox<T> extends MailboxRing<T> implements Mailbox<T> {
 
     @Override
     @SuppressWarnings("unchecked")
-    public T poll() {
+    public T poll(ConsumerRole owner) {
         final Object[] buffer = this.buffer;
         long cIndex = lpConsumerIndex();
         for (;;) {
@@ -61,7 +62,9 @@ final class ArrayMailbox<T> extends MailboxRing<T> implements Mailbox<T> {
             if (e != SKIP) {
                 return (T) e;
             }
-            afterSkip();
+            if (!afterSkip(owner)) {
+                return null; // cancelled by a wake-up the skip ran: what follows is the next consumer's
+            }
         }
     }
 }

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Objects;
 
+import dev.mighty.mailbox.internal.ConsumerRole;
 import dev.mighty.mailbox.internal.MailboxRing;
 
 /**
@@ -291,7 +292,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
     }
 
     @Override
-    public MessageFrame poll() {
+    public MessageFrame poll(ConsumerRole owner) {
         checkNotInHandler();
         for (;;) {
             final long cIndex = lpConsumerIndex();
@@ -300,7 +301,9 @@ final class FrameRing extends MailboxRing<MessageFrame> {
             final int length = lengthAt(cIndex, base);
             if (length == SKIP_LENGTH) {
                 free(slot, length, cIndex);
-                afterSkip();
+                if (!afterSkip(owner)) {
+                    return null; // cancelled by a wake-up the skip ran: what follows is the next consumer's
+                }
                 continue;
             }
             if (length < 0) {
@@ -364,7 +367,7 @@ final class FrameRing extends MailboxRing<MessageFrame> {
                 }
                 if (length == SKIP_LENGTH) {
                     free(slot, length, cIndex);
-                    afterSkip();
+                    afterSkip(null); // the raw consumer: nothing to cancel
                     continue;
                 }
                 n++;

@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import dev.mighty.mailbox.internal.MailboxRing;
 import dev.mighty.mailbox.reactor.MailboxFlux;
 import dev.mighty.mailbox.reactor.MailboxMonos;
+import dev.mighty.mailbox.rs.MailboxPublisher;
 import dev.mighty.mailbox.rs.MailboxSubscriber;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -394,9 +395,15 @@ class WaitingProtocolTest {
                     got.add(value);
                 }
             };
-            assertThat(ring.roomTicket(consumer::dispose).await()).isTrue();
+            // Waits for the callback to return, not for isDisposed(): BaseSubscriber reports itself disposed before it
+            // cancels upstream, and a subscriber that came in between would be refused (the holder still live).
+            final AtomicBoolean cancelled = new AtomicBoolean();
+            assertThat(ring.roomTicket(() -> {
+                consumer.dispose();
+                cancelled.set(true);
+            }).await()).isTrue();
             MailboxFlux.from(mailbox).publishOn(Schedulers.single()).subscribe(consumer);
-            Hang.awaitProgress(() -> consumer.isDisposed() ? 1 : 0, 1, "the cancel from inside the poll",
+            Hang.awaitProgress(() -> cancelled.get() ? 1 : 0, 1, "the cancel from inside the poll",
                     () -> "got=" + got + " stats=" + mailbox.stats());
             StepVerifier.create(MailboxFlux.from(mailbox)) // accepted behind the cancelled one, handed the mailbox
                     .then(() -> mailbox.trySend(99))
@@ -405,6 +412,123 @@ class WaitingProtocolTest {
                     .verify(Hang.TIMEOUT);
             assertThat(got).containsExactly(10);
             assertThat(consumer.isDisposed()).isTrue();
+        }
+
+        /**
+         * The same cancel from inside a fused poll's skip, and then a send into the room the skip made, before the
+         * poll has moved on: the poll went on to the next slot and returned that message to the cancelled pipeline,
+         * which discarded it. (On a CI run the send came from the test thread, which the cancel had let go on: the
+         * next subscriber waited for a message the old one had taken.) A poll stops at a skip that cancelled it.
+         */
+        @Test
+        void shouldLeaveInTheMailboxAMessageSentAfterACancelMadeInsideAFusedPoll() throws InterruptedException {
+            final Mailbox<Integer> mailbox = mailboxWithAPlaceholderBehind(10);
+            final List<Integer> got = new CopyOnWriteArrayList<>();
+            final List<Object> discarded = new CopyOnWriteArrayList<>();
+            final BaseSubscriber<Integer> consumer = collecting(got);
+            final AtomicBoolean sent = new AtomicBoolean();
+            assertThat(MailboxRing.of(mailbox).roomTicket(() -> {
+                consumer.dispose();
+                sent.set(mailbox.trySend(99)); // the room the skip made
+            }).await()).isTrue();
+            MailboxFlux.from(mailbox).publishOn(Schedulers.single())
+                    .doOnDiscard(Object.class, discarded::add)
+                    .subscribe(consumer);
+            Hang.awaitProgress(() -> sent.get() ? 1 : 0, 1, "the cancel and the send from inside the poll",
+                    () -> "got=" + got + " stats=" + mailbox.stats());
+            StepVerifier.create(MailboxFlux.from(mailbox))
+                    .expectNext(99)
+                    .thenCancel()
+                    .verify(Hang.TIMEOUT);
+            assertThat(got).containsExactly(10);
+            assertThat(discarded).isEmpty();
+        }
+
+        /** As above, on the batch drain (an unfused {@code MailboxFlux}): no {@code onNext} after its own cancel. */
+        @Test
+        void shouldLeaveInTheMailboxAMessageSentAfterACancelMadeInsideABatchDrain() {
+            final Mailbox<Integer> mailbox = mailboxWithAPlaceholderBehind(10);
+            final List<Integer> got = new CopyOnWriteArrayList<>();
+            final BaseSubscriber<Integer> consumer = collecting(got);
+            final AtomicBoolean sent = new AtomicBoolean();
+            assertThat(MailboxRing.of(mailbox).roomTicket(() -> {
+                consumer.dispose();
+                sent.set(mailbox.trySend(99));
+            }).await()).isTrue();
+            MailboxFlux.from(mailbox).subscribe(consumer); // the drain runs here, on the subscribing thread
+            assertThat(sent).isTrue();
+            assertThat(got).containsExactly(10);
+            assertThat(mailbox.tryRecv()).isEqualTo(99);
+        }
+
+        /** As above, on {@code MailboxPublisher}'s drain, cancelled through its {@code Subscription}. */
+        @Test
+        void shouldLeaveInTheMailboxAMessageSentAfterACancelMadeInsideAPublisherDrain() {
+            final Mailbox<Integer> mailbox = mailboxWithAPlaceholderBehind(10);
+            final List<Integer> got = new CopyOnWriteArrayList<>();
+            final AtomicReference<Subscription> subscription = new AtomicReference<>();
+            final AtomicBoolean sent = new AtomicBoolean();
+            assertThat(MailboxRing.of(mailbox).roomTicket(() -> {
+                subscription.get().cancel();
+                sent.set(mailbox.trySend(99));
+            }).await()).isTrue();
+            new MailboxPublisher<>(mailbox, 16).subscribe(new Subscriber<Integer>() {
+                @Override
+                public void onSubscribe(Subscription s) {
+                    subscription.set(s);
+                    s.request(Long.MAX_VALUE); // the drain runs here
+                }
+
+                @Override
+                public void onNext(Integer value) {
+                    got.add(value);
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    got.add(-1);
+                }
+
+                @Override
+                public void onComplete() {
+                    got.add(-2);
+                }
+            });
+            assertThat(sent).isTrue();
+            assertThat(got).containsExactly(10);
+            assertThat(mailbox.tryRecv()).isEqualTo(99);
+        }
+
+        /** A full mailbox of two: {@code first}, then the placeholder a send that threw at its publish left. */
+        private Mailbox<Integer> mailboxWithAPlaceholderBehind(int first) {
+            final Mailbox<Integer> mailbox = Mailboxes.bounded(2);
+            final AtomicInteger gets = new AtomicInteger();
+            final List<Integer> run = new AbstractList<>() {
+                @Override
+                public Integer get(int index) {
+                    if (index == 1 && gets.getAndIncrement() > 0) {
+                        throw new IllegalStateException("changed"); // checked fine, throws at its publish
+                    }
+                    return first + index;
+                }
+
+                @Override
+                public int size() {
+                    return 2;
+                }
+            };
+            assertThatThrownBy(() -> mailbox.trySendMany(run, 0, 2)).hasMessage("changed");
+            assertThat(mailbox.size()).isEqualTo(2);
+            return mailbox;
+        }
+
+        private BaseSubscriber<Integer> collecting(List<Integer> got) {
+            return new BaseSubscriber<>() {
+                @Override
+                protected void hookOnNext(Integer value) {
+                    got.add(value);
+                }
+            };
         }
     }
 

@@ -399,7 +399,7 @@ public abstract class MailboxDrain<T> implements ConsumerRole, Subscription {
             try {
                 T message;
                 // cancelled is checked before each take, so a cancel leaves the rest in the mailbox
-                while (n < limit && !isCancelled() && (message = ring.poll()) != null) {
+                while (n < limit && !isCancelled() && (message = ring.poll(this)) != null) {
                     n++; // counted before onNext: a message whose onNext throws counts as delivered
                     downstream.onNext(message);
                 }

@@ -55,7 +55,21 @@ abstract class RingReceiver<E> extends RingL5Pad {
      * @return the message, or null if the slot is not published (empty, or a producer is mid-publish); a
      *         placeholder from {@link #publishSkip} is freed and skipped, never returned
      */
-    public abstract E poll();
+    public final E poll() {
+        return poll(null);
+    }
+
+    /**
+     * As {@link #poll()}, for a drain that can be cancelled. Skipping a placeholder announces the room it frees
+     * ({@link #afterSkip}), which runs others' code on this thread: a room wake-up whose callback cancels
+     * {@code owner}, and may then send into that room. A poll that went on after such a skip would take the next
+     * message for a subscription that has given the mailbox up, which drops it; so this one returns null once a
+     * skip finds {@code owner} cancelled, and the message stays for the next consumer. Consumer only.
+     *
+     * @param owner the drain polling, or null (nothing to cancel: the raw consumer)
+     * @return as {@link #poll()}; also null when a skipped placeholder's wake-ups cancelled {@code owner}
+     */
+    public abstract E poll(ConsumerRole owner);
 
     // ------------------------------------------------------------------ consumer side
 
@@ -81,8 +95,12 @@ abstract class RingReceiver<E> extends RingL5Pad {
     /**
      * Announces the room freed by skipping a placeholder (see {@code MailboxRing.publishSkip}): a receive that frees only
      * placeholders returns nothing, so {@link #afterReceive} is not called for it. Consumer only; rare.
+     *
+     * @param owner the drain polling, or null
+     * @return whether the poll may go on to the next slot: false once the wake-ups (others' code, run here) have
+     *         cancelled {@code owner}
      */
-    protected final void afterSkip() {
+    protected final boolean afterSkip(ConsumerRole owner) {
         VarHandle.fullFence(); // as in afterReceive: our consumerIndex store before the waiter check
         if (waiters.mayHaveRoomWaiters()) {
             waiters.wakeRoom(1);
@@ -90,6 +108,7 @@ abstract class RingReceiver<E> extends RingL5Pad {
         if (closing()) {
             waiters.wakeIfTerminated(this);
         }
+        return owner == null || !owner.isCancelled(); // what the wake-ups ran may have cancelled the poller
     }
 
     /** Receives without waiting; null if nothing is published now. Consumer only. */

@@ -85,16 +85,22 @@ import reactor.util.context.Context;
  *
  * <h2>Relaxations</h2>
  * <b>Note:</b> in fused mode, producers parked on a full mailbox are woken ({@link MailboxRing#afterReceive})
- * once per {@code min(batchSize, capacity)} polls, and at once when a poll finds the mailbox empty, when
- * {@code isEmpty()} is asked (publishOn and flatMap ask when their demand runs out), when the polls use up the
- * requested amount, and on cancel or termination. A downstream that pauses between polls with demand left
- * (a {@code concatMap} while its inner runs) may leave up to {@code batchSize - 1} freed slots unannounced to
- * producers that were already parked until it polls again; new sends see the room at once.
+ * once per {@code min(batchSize, capacity)} polls (by the poll after them, before it takes), and at once when a
+ * poll finds the mailbox empty, when {@code isEmpty()} is asked (publishOn and flatMap ask when their demand runs
+ * out), when the polls use up the requested amount, and on cancel or termination. A downstream that pauses
+ * between polls with demand left (a {@code concatMap} while its inner runs) may leave up to
+ * {@code min(batchSize, capacity)} freed slots unannounced to producers that were already parked until it polls
+ * again; new sends see the room at once.
  *
  * <p><b>Note:</b> a message returned by {@code poll()} counts as delivered. A downstream that discards it
  * because a cancel from another thread raced that poll ({@code publishOn}'s {@code checkTerminated}) loses
- * it; a cancel made on the polling thread (inside {@code onNext}: {@code take}, {@code takeWhile}) loses
- * nothing, because every poll after it returns null.
+ * it. A cancel made on the polling thread loses nothing: inside {@code onNext} ({@code take},
+ * {@code takeWhile}), every poll after it returns null; inside a poll, by the code its producer wake-ups run
+ * (a room callback whose owner disposes the pipeline), the poll takes nothing after it, even a message sent
+ * into the room it announced ({@link MailboxRing#poll(dev.mighty.mailbox.internal.ConsumerRole)}). The one
+ * exception is the wake-up made when the polls use up the requested amount: it runs after the take, so a cancel
+ * from inside it finds that last message already in hand, delivered, and discarded by a downstream that
+ * cancelled ({@code doOnDiscard} sees it).
  *
  * <h2>Spec rules</h2>
  * As {@link MailboxDrain} (§1.3, §1.9, §3.3, §3.5–§3.7, §3.9, §3.13, §3.17). Fused mode follows Reactor's
@@ -394,12 +400,15 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
 
     // ------------------------------------------------------------------ fused consumer side (lock held)
 
-    /** Counts one message taken: producer wake-up check every {@code flushLimit}, demand check at the credit. */
+    /**
+     * Counts one message taken, and checks the demand at the credit. The producer wake-up check every
+     * {@code flushLimit} polls is made by the next poll, before it takes ({@link #poll()}): a wake-up runs others'
+     * code on this thread, which may cancel us, and a message already in hand would then go to a downstream that
+     * has cancelled.
+     */
     private void taken() {
         pollPhase = true;
-        if (++pending >= flushLimit) {
-            flush();
-        }
+        pending++;
         final long polled = this.polled + 1L;
         POLLED.setOpaque(this, polled);
         if (polled >= credit) {
@@ -436,7 +445,7 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
 
     /** poll() found nothing: wake producers, register for the next send, or wait out a send in flight. */
     private T pollEmpty() {
-        flush();
+        flush(); // others' code: takes below go through takeLive()
         final MailboxRing<T> ring = this.ring;
         if (lingers) {
             final T message = linger(ring);
@@ -444,9 +453,8 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
                 return message;
             }
         } else if (!Backoff.parksAtOnce(pollWaitPolicy) && ring.idleUntilData(pollWaitPolicy, this)) {
-            final T message = ring.poll(); // arrived during the back-off (the user dedicated this poller's thread)
+            final T message = takeLive(ring); // arrived during the back-off (the user dedicated this poller's thread)
             if (message != null) {
-                taken();
                 return message;
             }
         }
@@ -454,9 +462,11 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
             if (ring.awaitData(this)) {
                 return null; // the next send (or the close) wakes us; wake() signals onNext(null)
             }
-            final T message = ring.poll();
+            if (isCancelled()) {
+                return null; // by the flush above, on this thread: the messages are the next consumer's
+            }
+            final T message = takeLive(ring);
             if (message != null) {
-                taken();
                 return message;
             }
             if (ring.isTerminated()) {
@@ -482,9 +492,21 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         T message = null;
         if (budget >= LINGER_MIN_NANOS) {
             budget -= ring.linger(budget, this);
-            message = ring.poll();
+            message = takeLive(ring);
         }
         lingerBudget = Math.max(0L, budget);
+        return message;
+    }
+
+    /**
+     * Takes the next message unless this subscription was cancelled: the one way a poll takes after it has run others'
+     * code (a {@link #flush()}, a placeholder's skip), which may have cancelled it on this very thread. Lock held.
+     */
+    private T takeLive(MailboxRing<T> ring) {
+        if (isCancelled()) {
+            return null;
+        }
+        final T message = ring.poll(this); // null also if a skip inside it ran a wake-up that cancelled us
         if (message != null) {
             taken();
         }
@@ -503,13 +525,14 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
         T message = null;
         boolean end = false;
         try {
+            if (pending >= flushLimit) {
+                flush(); // the producer wake-up check, before the take (see taken())
+            }
             // After the lock's CAS: pairs with the volatile write of cancelled before releaseRole's CAS.
             if (!isCancelled()) {
-                message = ring.poll();
-                if (message != null) {
-                    taken();
-                } else if ((message = pollEmpty()) == null) {
-                    pollPhase = false; // registered, or the end: the next signal makes it poll again
+                message = takeLive(ring);
+                if (message == null && (isCancelled() || (message = pollEmpty()) == null)) {
+                    pollPhase = false; // registered, or the end, or cancelled: the next signal makes it poll again
                 }
                 end = endSeen;
                 endSeen = false;
