@@ -499,8 +499,9 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
     }
 
     /**
-     * Takes the next message unless this subscription was cancelled: the one way a poll takes after it has run others'
-     * code (a {@link #flush()}, a placeholder's skip), which may have cancelled it on this very thread. Lock held.
+     * Takes the next message unless this subscription was cancelled: how {@link #pollEmpty()} takes after it has run
+     * others' code (a {@link #flush()}, a placeholder's skip), which may have cancelled it on this very thread.
+     * ({@link #poll()} does the same inline: its flush, then the cancel check, then the take.) Lock held.
      */
     private T takeLive(MailboxRing<T> ring) {
         if (isCancelled()) {
@@ -530,8 +531,10 @@ final class MailboxFluxSubscription<T> extends MailboxDrain<T> implements Fuseab
             }
             // After the lock's CAS: pairs with the volatile write of cancelled before releaseRole's CAS.
             if (!isCancelled()) {
-                message = takeLive(ring);
-                if (message == null && (isCancelled() || (message = pollEmpty()) == null)) {
+                message = ring.poll(this); // null also if a skip inside it ran a wake-up that cancelled us
+                if (message != null) {
+                    taken();
+                } else if (isCancelled() || (message = pollEmpty()) == null) {
                     pollPhase = false; // registered, or the end, or cancelled: the next signal makes it poll again
                 }
                 end = endSeen;
