@@ -369,32 +369,11 @@ class WaitingProtocolTest {
         @Test
         void shouldHandTheMailboxOnWhenAPlaceholderSkippedInsideAFusedPollWakesACancelOnTheSameThread()
                 throws InterruptedException {
-            final Mailbox<Integer> mailbox = Mailboxes.bounded(2);
+            final Mailbox<Integer> mailbox = mailboxWithAPlaceholderBehind(10);
             final MailboxRing<Integer> ring = MailboxRing.of(mailbox);
-            final AtomicInteger gets = new AtomicInteger();
-            final List<Integer> run = new AbstractList<>() {
-                @Override
-                public Integer get(int index) {
-                    if (index == 1 && gets.getAndIncrement() > 0) {
-                        throw new IllegalStateException("changed"); // checked fine, throws at its publish
-                    }
-                    return 10 + index;
-                }
-
-                @Override
-                public int size() {
-                    return 2;
-                }
-            };
-            assertThatThrownBy(() -> mailbox.trySendMany(run, 0, 2)).hasMessage("changed");
             // [10, placeholder]: full. A room registration whose callback cancels the consumer.
             final List<Integer> got = new CopyOnWriteArrayList<>();
-            final BaseSubscriber<Integer> consumer = new BaseSubscriber<>() {
-                @Override
-                protected void hookOnNext(Integer value) {
-                    got.add(value);
-                }
-            };
+            final BaseSubscriber<Integer> consumer = collecting(got);
             // Waits for the callback to return, not for isDisposed(): BaseSubscriber reports itself disposed before it
             // cancels upstream, and a subscriber that came in between would be refused (the holder still live).
             final AtomicBoolean cancelled = new AtomicBoolean();
