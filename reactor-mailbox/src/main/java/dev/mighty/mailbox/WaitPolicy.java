@@ -34,7 +34,9 @@ import org.jspecify.annotations.Nullable;
  * <h2>Cost and latency</h2>
  * A wait that ends in a park costs at most {@code spins} spin-waits and {@code yields} yields of CPU, once per
  * idle period (then nothing until the next message). A message that arrives during the back-off is seen within
- * one spin or one yield; one that arrives after it pays a park/unpark hand-off (tens of microseconds on a busy
+ * one burst of 16 spin-waits (the wait polls once per burst: a consumer that polls after every spin-wait takes a
+ * busy producer's messages one at a time, and each take pulls the cache line the producer is filling back to the
+ * consumer's core) or one yield; one that arrives after it pays a park/unpark hand-off (tens of microseconds on a busy
  * 2-core machine). {@code docs/usage.md} ("Choosing a wait policy") and {@code docs/benchmarks.md} give measured
  * figures.
  *
@@ -80,7 +82,8 @@ public final class WaitPolicy {
 
     /**
      * A bounded back-off: up to {@code spins} {@link Thread#onSpinWait()} steps, then up to {@code yields}
-     * {@link Thread#yield()} steps, polling for a message before each; then park until woken.
+     * {@link Thread#yield()} steps; then park until woken. The wait polls for a message once per burst of 16
+     * spin-waits (why: the class comment, "Cost and latency") and before each yield.
      *
      * @param spins spin-wait steps, {@code 0 .. MAX_STEPS}
      * @param yields yield steps, {@code 0 .. MAX_STEPS}

@@ -25,14 +25,24 @@ class WaitPolicyTest {
     }
 
     @Test
-    void shouldTakeSpinsThenYieldsThenStopWhenBackingOff() {
-        final WaitPolicy policy = WaitPolicy.backoff(3, 2);
+    void shouldTakeSpinsInBurstsThenYieldsThenStopWhenBackingOff() {
+        // 40 spin-waits in bursts of 16 (16, 16, 8: a look after each burst), then 2 yields
+        assertThat(stepsOf(WaitPolicy.backoff(40, 2))).isEqualTo(3 + 2);
+        assertThat(stepsOf(WaitPolicy.backoff(3, 2))).isEqualTo(1 + 2);
+        assertThat(stepsOf(WaitPolicy.backoff(Backoff.SPIN_BURST, 0))).isEqualTo(1);
+        assertThat(stepsOf(WaitPolicy.backoff(0, 5))).isEqualTo(5);
+        assertThat(stepsOf(WaitPolicy.defaults()))
+                .isEqualTo(WaitPolicy.DEFAULT_SPINS / Backoff.SPIN_BURST + WaitPolicy.DEFAULT_YIELDS);
+        assertThat(Backoff.idle(WaitPolicy.backoff(3, 2), 1_000)).isFalse();
+    }
+
+    /** @return how many steps {@code policy}'s back-off takes before it is spent */
+    private static int stepsOf(WaitPolicy policy) {
         int steps = 0;
         while (Backoff.idle(policy, steps)) {
             steps++;
         }
-        assertThat(steps).isEqualTo(5);
-        assertThat(Backoff.idle(policy, 1_000)).isFalse();
+        return steps;
     }
 
     @Test
