@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.mighty.mailbox.WaitPolicy;
+import dev.mighty.mailbox.internal.Backoff;
 import org.jctools.queues.MessagePassingQueue;
 import org.jctools.queues.SpscArrayQueue;
 
@@ -37,8 +38,7 @@ public final class ParkingSpscRing<E> implements ParkingRing<E> {
     }
 
     private final SpscArrayQueue<E> queue;
-    private final int spins;
-    private final int yields;
+    private final WaitPolicy policy;
     // NOTE: read by the producer on every send, written by the consumer only around a park: a read-mostly line.
     @SuppressWarnings("unused") // through WAITER
     private volatile Thread waiter;
@@ -49,8 +49,7 @@ public final class ParkingSpscRing<E> implements ParkingRing<E> {
      */
     public ParkingSpscRing(int capacity, WaitPolicy policy) {
         this.queue = new SpscArrayQueue<>(capacity);
-        this.spins = policy.spins();
-        this.yields = policy.yields();
+        this.policy = policy;
     }
 
     /**
@@ -83,11 +82,7 @@ public final class ParkingSpscRing<E> implements ParkingRing<E> {
             if (n > 0) {
                 return n;
             }
-            if (step < spins) {
-                Thread.onSpinWait();
-            } else if (step < spins + yields) {
-                Thread.yield();
-            } else {
+            if (!Backoff.idle(policy, step)) { // the mailbox's own back-off: the same bursts, spins and yields
                 WAITER.setVolatile(this, Thread.currentThread());
                 if (queue.isEmpty()) {
                     LockSupport.park(this);
