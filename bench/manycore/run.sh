@@ -10,9 +10,11 @@ cd /tmp && tar xzf "$B/jre17.tgz" && J=/tmp/jre17/bin/java
   > "$OUT/machine.txt" 2>&1
 # The exit status is the CLI's: it writes results.md and results.json, then the chart (which needs fonts).
 timeout 180 $J -jar "$B/slim.jar" --pin --stream --out /tmp/pin > /tmp/pin.log 2>&1; echo "pin rc=$?" >> "$OUT/machine.txt"
+grep -v '^\[' /tmp/pin.log | tail -4 >> "$OUT/machine.txt"
 cp /tmp/pin/results.json "$OUT/pin_results.json"; cp /tmp/pin/results.md "$OUT/pin_results.md"
 uptime >> "$OUT/machine.txt"
 timeout 150 $J -jar "$B/slim.jar" --out /tmp/unpin > /tmp/unpin.log 2>&1; echo "unpin rc=$?" >> "$OUT/machine.txt"
+grep -v '^\[' /tmp/unpin.log | tail -4 >> "$OUT/machine.txt"
 cp /tmp/unpin/results.json "$OUT/unpin_results.json"; cp /tmp/unpin/results.md "$OUT/unpin_results.md"
 R='ComparatorThroughputBenchmark.(mailbox_batched_recv|jctools_mpsc_drain|jctools_mpsc_blocking_take_drain|jctools_spsc_parking_drain|jctools_spsc_drain)$'
 R="$R"'|HandOffBenchmark.(publisher_executor|raw_batched_recv|subscriber_try_recv_many|flux_single|reactor_sink_single|raw_try_send_try_recv_many)$'
