@@ -377,6 +377,9 @@ public final class MailboxThroughput implements Callable<Integer> {
         }
         stdout.print(report.console());
         final List<Path> files = report.write(out);
+        if (report.chartFailure() != null) {
+            stderr.println("No chart (the results files are written): " + report.chartFailure());
+        }
         stdout.println("Wrote " + files.stream().map(Path::toString).reduce((a, b) -> a + ", " + b).orElse(""));
         stdout.flush();
         return 0;

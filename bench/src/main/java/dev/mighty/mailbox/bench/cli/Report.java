@@ -18,7 +18,7 @@ import org.knowm.xchart.style.Styler;
 
 /**
  * Turns the measurements of one run into the reference lines, the table, the expectation checks and the
- * three files ({@value #MARKDOWN}, {@value #JSON}, {@value #CHART}).
+ * three files ({@value #MARKDOWN}, {@value #JSON}, and {@value #CHART} where the JVM can draw it).
  */
 final class Report {
     static final String MARKDOWN = "results.md";
@@ -148,6 +148,8 @@ final class Report {
     String streamsJson;
     /** Where the threads ran (unpinned, or {@code --pin}'s CPUs), or null. */
     String placement;
+    /** Why the last {@link #write} drew no chart, or null. */
+    private String chartFailure;
 
     Report(Header header, List<Measurement> rows, double pingPongStart, double pingPongEnd, String gc) {
         this.header = header;
@@ -314,7 +316,8 @@ final class Report {
                 + "```text\n" + lines() + "```\n\n"
                 + table() + "\n"
                 + "Expectations (ratios of medians, this run):\n\n" + expectations() + "\n"
-                + "![msgs/s per implementation](" + CHART + ")\n"
+                + (chartFailure == null ? "![msgs/s per implementation](" + CHART + ")\n"
+                        : "(No chart: " + chartFailure + ")\n")
                 + (stats().isEmpty() ? "" : "\nMailbox stats at the end:\n\n```text\n" + stats() + "```\n")
                 + (latency == null ? "" : "\n### Lone-message latency\n\n" + latency)
                 + (crowds == null ? "" : "\n### Crowds\n\n" + crowds)
@@ -414,9 +417,43 @@ final class Report {
         return sb.append('"').toString();
     }
 
+    /** Draws the chart into a file: {@link #write(Path, ChartWriter)}'s seam. */
+    @FunctionalInterface
+    interface ChartWriter {
+        void draw(Path png) throws Exception;
+    }
+
+    /** @return why the chart was not drawn by the last {@link #write}, or null if it was */
+    String chartFailure() {
+        return chartFailure;
+    }
+
     /** Writes results.md, results.json and the chart into {@code dir}; returns the paths written. */
     List<Path> write(Path dir) throws IOException {
+        return write(dir, this::writeChart);
+    }
+
+    /**
+     * Writes results.md, results.json and, if {@code chart} can draw it, the chart into {@code dir}. The figures
+     * are the run's result and the chart is not: a JVM that cannot draw (no font stack, as on a bare server image
+     * without libfreetype, where the chart library fails with a {@link LinkageError} or an AWT error) still gets
+     * its results files, and results.md says why the chart is missing ({@link #chartFailure()}). The virtual
+     * machine's own errors (out of memory, say) are not caught.
+     *
+     * @return the paths written: results.md, results.json, then the chart if drawn
+     */
+    List<Path> write(Path dir, ChartWriter chart) throws IOException {
         Files.createDirectories(dir);
+        final Path png = dir.resolve(CHART);
+        chartFailure = null;
+        try {
+            chart.draw(png); // first, so that results.md can say whether it is there
+        } catch (VirtualMachineError e) {
+            throw e;
+        } catch (Exception | Error e) {
+            chartFailure = e.toString();
+            Files.deleteIfExists(png); // no half-written chart beside results that say there is none
+        }
         final List<Path> written = new ArrayList<>();
         final Path md = dir.resolve(MARKDOWN);
         Files.writeString(md, markdown(), StandardCharsets.UTF_8);
@@ -424,9 +461,9 @@ final class Report {
         final Path json = dir.resolve(JSON);
         Files.writeString(json, json(), StandardCharsets.UTF_8);
         written.add(json);
-        final Path png = dir.resolve(CHART);
-        writeChart(png);
-        written.add(png);
+        if (chartFailure == null) {
+            written.add(png);
+        }
         return written;
     }
 
