@@ -8,11 +8,12 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 dir="${1:-$root/.devbench}"
+mkdir -p "$dir" && dir="$(cd "$dir" && pwd)" # absolute: the jar is zipped from inside a temporary folder
 jar="$root/bench/target/mailbox-bench.jar"
 [ -f "$jar" ] || { echo "build first: $jar is missing" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$dir" "$work/jar"
+mkdir -p "$work/jar"
 (cd "$work/jar" && unzip -q "$jar" \
   && rm -rf org/apache/kafka kafka common org/apache/pekko scala com/typesafe org/xerial net/jpountz com/github/luben \
        com/github/benmanes com/fasterxml org/yaml org/jose4j com/dynatrace org/apache/logging org/apache/pdfbox \
