@@ -5,6 +5,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BooleanSupplier;
 
+import dev.mighty.mailbox.internal.Backoff;
 import org.jctools.queues.MpscArrayQueue;
 
 /**
@@ -41,6 +42,39 @@ public final class DrivenExecutor implements Executor {
          * @return the next value of {@code spins} (usually {@code spins + 1})
          */
         int idle(int spins) throws InterruptedException;
+
+        /** Spin-waits {@link #spinThenYield} takes, in bursts of {@link Backoff#SPIN_BURST}, before it yields. */
+        int SPINS = 100;
+
+        /** Steps of {@link #spinThenYield} that spin: {@link #SPINS} spin-waits in bursts (the last rounds up). */
+        int SPIN_STEPS = (SPINS + Backoff.SPIN_BURST - 1) / Backoff.SPIN_BURST;
+
+        /**
+         * One step of the harness's own busy waits, in the CLI ({@code Workload.idle}) and in JMH
+         * ({@code OneToOneState.backoff}): about {@value #SPINS} {@link Thread#onSpinWait()} in bursts of
+         * {@link Backoff#SPIN_BURST}, then a {@link Thread#yield()} per step (JCTools' and Agrona's spin-then-yield
+         * idle strategies). On a 2-vCPU machine shared with other work a pure spin can hold the very core the other
+         * thread needs for a whole time slice, so the spin budget stays short: a wait that spun 16 times as long
+         * before its first yield (a burst per step for 100 steps) halved the pinned executor-publisher and
+         * processor rows, whose harness consumer waits on the CPU the executor's worker needs. The wait looks at its
+         * ring once per burst, as the library's waits do, and for the same reason: a consumer that looks after
+         * every spin-wait takes a busy producer's elements one at a time, and each take pulls the cache line the
+         * producer is filling back across cores; measured, that made the bare JCTools {@code MpscArrayQueue} row
+         * slower in JMH (32 against 8–15 ns/op, pinned) and in two of three pinned CLI pairs (26.0, 21.1, 15.2
+         * against 18.1, 17.0, 16.6 ns/msg; docs/benchmarks-log.md, "The spin burst"). Each comparator is measured
+         * on its fastest wait.
+         *
+         * @param step how many steps this wait has taken so far
+         */
+        static void spinThenYield(int step) {
+            if (step < SPIN_STEPS) {
+                for (int i = Backoff.SPIN_BURST; i > 0; i--) {
+                    Thread.onSpinWait();
+                }
+            } else {
+                Thread.yield();
+            }
+        }
     }
 
     /**

@@ -1,6 +1,6 @@
 package dev.mighty.mailbox.bench.cli;
 
-import dev.mighty.mailbox.internal.Backoff;
+import dev.mighty.mailbox.bench.DrivenExecutor;
 
 /**
  * One implementation measured by the CLI: a bounded channel between the harness's producer thread and its
@@ -89,38 +89,15 @@ interface Workload {
     default void close() {
     }
 
-    /** Spin-waits {@link #idle} takes, in bursts of {@link Backoff#SPIN_BURST}, before it starts to yield. */
-    int SPINS = 100;
-
-    /** Steps of {@link #idle} that spin: {@link #SPINS} spin-waits in bursts (the last one rounds it up). */
-    int SPIN_STEPS = (SPINS + Backoff.SPIN_BURST - 1) / Backoff.SPIN_BURST;
-
     /**
-     * One step of a busy wait: about {@value #SPINS} {@link Thread#onSpinWait()} in bursts of
-     * {@link Backoff#SPIN_BURST}, then {@link Thread#yield()} (JCTools' and Agrona's spin-then-yield idle
-     * strategies). On a 2-vCPU machine shared with other work a pure spin can hold the very core the other thread
-     * needs for a whole time slice, so the spin budget stays short: a wait that spun 16 times as long before its
-     * first yield (a burst per step for 100 steps) halved the pinned executor-publisher and processor rows, whose
-     * harness consumer waits on the CPU the executor's worker needs. The wait looks at its ring once per burst, as
-     * the library's waits do, and for the same reason: a
-     * consumer that looks after every spin-wait takes a busy producer's elements one at a time, and each take pulls
-     * the cache line the producer is filling back across cores; measured, that made the bare JCTools
-     * {@code MpscArrayQueue} row slower in JMH (32 against 8–15 ns/op, pinned) and in two of three pinned CLI pairs
-     * (26.0, 21.1, 15.2 against 18.1, 17.0, 16.6 ns/msg; docs/benchmarks-log.md, "The spin burst"). Each comparator
-     * is measured on its fastest wait.
+     * One step of a busy wait: {@link DrivenExecutor.Idle#spinThenYield}, then the harness's abort check.
      *
      * @param spins how many steps this wait has taken so far
      * @return {@code spins + 1}
      * @throws InterruptedException if the harness aborts the run (the peer thread failed)
      */
     static int idle(int spins) throws InterruptedException {
-        if (spins < SPIN_STEPS) {
-            for (int i = Backoff.SPIN_BURST; i > 0; i--) {
-                Thread.onSpinWait();
-            }
-        } else {
-            Thread.yield();
-        }
+        DrivenExecutor.Idle.spinThenYield(spins);
         if (Thread.interrupted()) {
             throw new InterruptedException("aborted by the harness");
         }

@@ -5,9 +5,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.mighty.mailbox.bench.Affinity;
+import dev.mighty.mailbox.bench.DrivenExecutor;
 import dev.mighty.mailbox.bench.Placement;
 import dev.mighty.mailbox.bench.ThreadCpu;
-import dev.mighty.mailbox.internal.Backoff;
 
 import org.openjdk.jmh.annotations.CompilerControl;
 import org.openjdk.jmh.annotations.Level;
@@ -195,27 +195,14 @@ public abstract class OneToOneState {
         return n;
     }
 
-    /** Steps of {@link #backoff} that spin: about 100 spin-waits in bursts of {@link Backoff#SPIN_BURST}. */
-    private static final int SPIN_STEPS = (100 + Backoff.SPIN_BURST - 1) / Backoff.SPIN_BURST;
-
     /**
-     * One step of the harness's own waits (a comparator's consumer on an empty ring, a producer on a full one):
-     * about 100 spin-waits in bursts of {@link Backoff#SPIN_BURST}, then a yield per step (the CLI's
-     * {@code Workload.idle}, the same budget). The burst is for the
-     * comparators' sake: a consumer that polls after every spin-wait takes a busy producer's elements one at a time
-     * and pulls the producer's cache line back with each take, which slowed JCTools' {@code MpscArrayQueue} row from
-     * 8–15 to 32 ns/op, pinned (docs/benchmarks-log.md, "The spin burst"). The mailbox's own waits
-     * are its policy's, in the same bursts.
+     * One step of the harness's own waits (a comparator's consumer on an empty ring, a producer on a full one): the
+     * CLI's step, {@link DrivenExecutor.Idle#spinThenYield} (bursts of spin-waits, then yields), kept out of line
+     * so that it costs the same for every channel. The mailbox's own waits are its policy's, in the same bursts.
      */
     @CompilerControl(CompilerControl.Mode.DONT_INLINE)
     static void backoff(int spins) {
-        if (spins < SPIN_STEPS) {
-            for (int i = Backoff.SPIN_BURST; i > 0; i--) {
-                Thread.onSpinWait();
-            }
-        } else {
-            Thread.yield();
-        }
+        DrivenExecutor.Idle.spinThenYield(spins);
     }
 
     private void checkProducer() {
